@@ -1,0 +1,123 @@
+"""The game record: a start position, the moves played, and the game's end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.move import Move, legal_moves, parse_move
+from engine.position import Position
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended. ``winner`` is ``True`` for White, ``False`` for Black, ``None`` for a draw."""
+
+    termination: str  # "no moves", "repetition" or "move count"
+    winner: bool | None
+
+    def result(self) -> str:
+        """PDN result text: ``1-0``, ``0-1`` or ``1/2-1/2``."""
+        if self.winner is None:
+            return "1/2-1/2"
+        return "1-0" if self.winner else "0-1"
+
+
+class Board:
+    """A game from a start position, with the moves played so far.
+
+    Knows repetitions (the same position with the same side to move) and the
+    40-move count (plies without a man move or a capture). Both thresholds are
+    settings: ``repetitions`` occurrences draw (3 under FID rules) and
+    ``quiet_plies`` plies draw (80).
+    """
+
+    def __init__(self, start: Position | str | None = None, *, repetitions: int = 3,
+                 quiet_plies: int = 80) -> None:
+        if start is None:
+            start = Position.start()
+        elif isinstance(start, str):
+            start = Position.parse(start)
+        self.start = start
+        self.repetitions = repetitions
+        self.quiet_plies = quiet_plies
+        self.moves: list[Move] = []
+        self.positions: list[Position] = [start]
+        self._quiet: list[int] = [0]  # plies without man move or capture, per position
+
+    @property
+    def position(self) -> Position:
+        """The current position."""
+        return self.positions[-1]
+
+    @property
+    def quiet_count(self) -> int:
+        """Plies since the last man move or capture (the 40-move count in plies)."""
+        return self._quiet[-1]
+
+    def copy(self) -> Board:
+        board = Board(self.start, repetitions=self.repetitions, quiet_plies=self.quiet_plies)
+        board.moves = list(self.moves)
+        board.positions = list(self.positions)
+        board._quiet = list(self._quiet)
+        return board
+
+    def legal_moves(self) -> list[Move]:
+        return legal_moves(self.position)
+
+    def parse_move(self, text: str) -> Move:
+        """Resolve move text (Hub, PDN or full path) in the current position."""
+        return parse_move(self.position, text)
+
+    def push(self, move: Move) -> None:
+        """Play a legal move (from :meth:`legal_moves` or :meth:`parse_move`)."""
+        position = self.position
+        reversible = not move.captured and bool(move.raw[0] & position.kings)
+        self.positions.append(position.play_raw(move.raw))
+        self.moves.append(move)
+        self._quiet.append(self._quiet[-1] + 1 if reversible else 0)
+
+    def push_text(self, text: str) -> Move:
+        """Parse and play a move text; returns the move."""
+        move = self.parse_move(text)
+        self.push(move)
+        return move
+
+    def pop(self) -> Move:
+        """Take back the last move."""
+        if not self.moves:
+            raise IndexError("no move to take back")
+        self.positions.pop()
+        self._quiet.pop()
+        return self.moves.pop()
+
+    def repetition_count(self) -> int:
+        """How many times the current position has occurred, this time included.
+
+        Only positions since the last irreversible move can repeat.
+        """
+        current = self.position
+        window = self._quiet[-1]
+        count = 0
+        for position in self.positions[len(self.positions) - 1 - window:]:
+            if position == current:
+                count += 1
+        return count
+
+    def outcome(self) -> Outcome | None:
+        """The end of the game if it has ended, else ``None``."""
+        position = self.position
+        if position.count_moves() == 0:
+            return Outcome("no moves", not position.white_to_move)
+        if self.repetition_count() >= self.repetitions:
+            return Outcome("repetition", None)
+        if self.quiet_count >= self.quiet_plies:
+            return Outcome("move count", None)
+        return None
+
+    def result(self) -> str:
+        """``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while the game goes on."""
+        outcome = self.outcome()
+        return outcome.result() if outcome else "*"
+
+    def is_game_over(self) -> bool:
+        return self.outcome() is not None

@@ -1,0 +1,244 @@
+"""Legal move generation on bitboards (the hot core of perft and search).
+
+A position is three bitboards in the layout of :mod:`engine.squares` (White's
+pieces, Black's pieces, kings of either colour) and the side to move. Moves come
+out as *raw moves*, plain tuples that make a move in three xors::
+
+    (from_bit, to_bit, captured_bits, king_toggle, path)
+
+    white' = white ^ from_bit ^ to_bit      (the mover's side)
+    black' = black ^ captured_bits          (the other side)
+    kings' = kings ^ king_toggle
+
+``king_toggle`` already folds in the mover being a king, a promotion and the
+captured kings. ``path`` is the landing squares of a capture as bits, end
+included, and ``()`` for a step. A ring capture has ``from_bit == to_bit``.
+"""
+
+from __future__ import annotations
+
+from engine.squares import (
+    ALL_DIRECTIONS,
+    BLACK_PROMOTION,
+    BOARD,
+    DOWN_DIRECTIONS,
+    UP_DIRECTIONS,
+    WHITE_PROMOTION,
+    shift,
+)
+
+RawMove = tuple[int, int, int, int, tuple[int, ...]]
+
+
+def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
+    """All legal moves for the side owning ``us``; ``white`` tells its colour.
+
+    Captures are compulsory and filtered by the precedence rules; when there is
+    none, the steps of men (forward only) and kings (any diagonal).
+    """
+    empty = BOARD & ~(us | them)
+    moves = generate_captures(us, them, kings, white, empty)
+    if moves:
+        return moves
+    king_bits = us & kings
+    promotion = WHITE_PROMOTION if white else BLACK_PROMOTION
+    # Sources and targets of one direction are the same bits shifted, so their
+    # lowest bits pair up and no per-move shift is needed.
+    men = us & ~kings
+    for step in (4, 5):
+        if white:
+            targets = (men >> step) & empty
+            sources = targets << step
+        else:
+            targets = (men << step) & empty
+            sources = targets >> step
+        while targets:
+            to = targets & -targets
+            frm = sources & -sources
+            targets ^= to
+            sources ^= frm
+            moves.append((frm, to, 0, to & promotion, ()))
+    if king_bits:
+        for direction in ALL_DIRECTIONS:
+            targets = shift(king_bits, direction) & empty
+            sources = shift(targets, -direction)
+            while targets:
+                to = targets & -targets
+                frm = sources & -sources
+                targets ^= to
+                sources ^= frm
+                moves.append((frm, to, 0, frm | to, ()))
+    return moves
+
+
+def count_moves(us: int, them: int, kings: int, white: bool) -> int:
+    """Number of legal moves, without building them in the usual cases.
+
+    This is perft's bulk count of the last ply, so it is written flat, with the
+    shifts spelled out for each colour (men go up for White, down for Black).
+    When every capture is a single jump by a man, they all tie on the
+    precedence criteria and a popcount gives their number.
+    """
+    empty = BOARD & ~(us | them)
+    if kings:
+        king_bits = us & kings
+        if king_bits and _kings_can_capture(king_bits, them, empty):
+            return len(generate_captures(us, them, kings, white, empty))
+        men = us ^ king_bits
+        their_men = them & ~kings
+    else:
+        king_bits, men, their_men = 0, us, them
+    if white:
+        jumps4 = (men >> 4) & their_men & (empty << 4)
+        jumps5 = (men >> 5) & their_men & (empty << 5)
+        if jumps4 or jumps5:
+            if ((jumps4 >> 4) | (jumps5 >> 5)) & _rejump_squares(empty, their_men, True) & ~WHITE_PROMOTION:
+                return len(generate_captures(us, them, kings, white, empty))
+            return jumps4.bit_count() + jumps5.bit_count()
+        moves = ((us >> 4) & empty).bit_count() + ((us >> 5) & empty).bit_count()
+        if king_bits:
+            moves += ((king_bits << 4) & empty).bit_count() + ((king_bits << 5) & empty).bit_count()
+        return moves
+    jumps4 = (men << 4) & their_men & (empty >> 4)
+    jumps5 = (men << 5) & their_men & (empty >> 5)
+    if jumps4 or jumps5:
+        if ((jumps4 << 4) | (jumps5 << 5)) & _rejump_squares(empty, their_men, False) & ~BLACK_PROMOTION:
+            return len(generate_captures(us, them, kings, white, empty))
+        return jumps4.bit_count() + jumps5.bit_count()
+    moves = ((us << 4) & empty).bit_count() + ((us << 5) & empty).bit_count()
+    if king_bits:
+        moves += ((king_bits >> 4) & empty).bit_count() + ((king_bits >> 5) & empty).bit_count()
+    return moves
+
+
+def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -> list[RawMove]:
+    """Legal captures only (empty list when none), after the precedence rules."""
+    men = us & ~kings
+    their_men = them & ~kings
+    king_bits = us & kings
+    if white:
+        jumps = ((men >> 4) & their_men & (empty << 4), (men >> 5) & their_men & (empty << 5))
+    else:
+        jumps = ((men << 4) & their_men & (empty >> 4), (men << 5) & their_men & (empty >> 5))
+    king_jumps = bool(king_bits) and _kings_can_capture(king_bits, them, empty)
+    if not (jumps[0] or jumps[1] or king_jumps):
+        return []
+    forward = UP_DIRECTIONS if white else DOWN_DIRECTIONS
+    promotion = WHITE_PROMOTION if white else BLACK_PROMOTION
+    rejump = _rejump_squares(empty, their_men, white) & ~promotion
+    singles: list[RawMove] = []
+    sequences: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]] = []
+    for direction, victims in zip(forward, jumps):
+        landings = shift(victims, direction)
+        sources = shift(victims, -direction)
+        if landings & rejump:
+            while sources:
+                frm = sources & -sources
+                sources ^= frm
+                _extend(frm, frm, forward, their_men, empty | frm, promotion, 0, (), (), False, sequences)
+            continue
+        # The common case: single jumps, which tie on every precedence criterion.
+        while victims:
+            victim = victims & -victims
+            to = landings & -landings
+            frm = sources & -sources
+            victims ^= victim
+            landings ^= to
+            sources ^= frm
+            singles.append((frm, to, victim, to & promotion, (to,)))
+    if king_jumps:
+        for direction in ALL_DIRECTIONS:
+            sources = shift(shift(empty, -direction) & them, -direction) & king_bits
+            while sources:
+                frm = sources & -sources
+                sources ^= frm
+                _extend(frm, frm, ALL_DIRECTIONS, them, empty | frm, 0, 0, (), (), True, sequences)
+    if not sequences:
+        return singles
+    for frm, to, victim, _, path in singles:
+        sequences.append((frm, False, (victim,), path))
+    return _select(sequences, kings, promotion)
+
+
+def _rejump_squares(empty: int, their_men: int, white: bool) -> int:
+    """Squares from which a man could jump (a man's later jumps depend only on the
+    squares ahead of it, so this settles whether a first jump can go on)."""
+    if white:
+        return ((empty << 4) & their_men) << 4 | ((empty << 5) & their_men) << 5
+    return ((empty >> 4) & their_men) >> 4 | ((empty >> 5) & their_men) >> 5
+
+
+def _kings_can_capture(king_bits: int, them: int, empty: int) -> bool:
+    return bool(((((king_bits >> 4) & them) >> 4) | (((king_bits >> 5) & them) >> 5)
+                 | (((king_bits << 4) & them) << 4) | (((king_bits << 5) & them) << 5)) & empty)
+
+
+def _extend(
+    start: int,
+    here: int,
+    directions: tuple[int, ...],
+    victims: int,
+    empty: int,
+    stop_row: int,
+    taken: int,
+    captured: tuple[int, ...],
+    path: tuple[int, ...],
+    is_king: bool,
+    out: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]],
+) -> None:
+    """Depth-first search of every complete capture sequence from ``here``.
+
+    Captured pieces stay on the board until the move ends, so they block landing
+    squares and cannot be jumped again; ``start`` counts as empty (``empty``
+    includes it). A man reaching ``stop_row`` is promoted and stops.
+    """
+    extended = False
+    if not here & stop_row:
+        for direction in directions:
+            victim = shift(here, direction) & victims & ~taken
+            if victim:
+                landing = shift(victim, direction) & empty
+                if landing:
+                    extended = True
+                    _extend(start, landing, directions, victims, empty, stop_row, taken | victim,
+                            captured + (victim,), path + (landing,), is_king, out)
+    if not extended and captured:
+        out.append((start, is_king, captured, path))
+
+
+def _select(
+    sequences: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]],
+    kings: int,
+    promotion: int,
+) -> list[RawMove]:
+    """Apply the precedence criteria, then merge sequences giving the same move."""
+    best: tuple[int, bool, int, tuple[int, ...]] | None = None
+    chosen: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]] = []
+    for sequence in sequences:
+        start, is_king, captured, _ = sequence
+        king_jumps = tuple(-i for i, victim in enumerate(captured) if victim & kings) if kings else ()
+        # Criteria 1-4 as one ordered key: count, capturer is a king, kings taken,
+        # then the jump indices of the kings (earlier is better, so negated).
+        key = (len(captured), is_king, len(king_jumps), king_jumps)
+        if best is None or key > best:
+            best = key
+            chosen = [sequence]
+        elif key == best:
+            chosen.append(sequence)
+    moves: list[RawMove] = []
+    seen: set[tuple[int, int, int]] = set()
+    for start, is_king, captured, path in chosen:
+        end = path[-1]
+        taken = 0
+        for victim in captured:
+            taken |= victim
+        identity = (start, end, taken)
+        if identity in seen:
+            continue
+        seen.add(identity)
+        if is_king:
+            toggle = (start ^ end) | (taken & kings)
+        else:
+            toggle = (end & promotion) | (taken & kings)
+        moves.append((start, end, taken, toggle, path))
+    return moves

@@ -1,0 +1,272 @@
+"""Positions: pieces and side to move, Zobrist keys, PDN FEN and Hub strings."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from engine.movegen import RawMove, count_moves, generate
+from engine.squares import (
+    BIT_SQUARE,
+    BLACK_PROMOTION,
+    BOARD,
+    SQUARE_BIT,
+    WHITE_PROMOTION,
+    squares_of,
+)
+
+MAX_PIECES = 12
+START_HUB = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
+START_FEN = "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
+
+
+class PositionError(ValueError):
+    """A position text (FEN or Hub string) or a piece placement is invalid."""
+
+
+def _zobrist_tables() -> tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int], int]:
+    rng = random.Random(0x5EED_DA3A)
+    tables = tuple({SQUARE_BIT[n]: rng.getrandbits(64) for n in range(1, 33)} for _ in range(4))
+    return tables[0], tables[1], tables[2], tables[3], rng.getrandbits(64)
+
+
+#: Zobrist keys by square bit: white man, white king, black man, black king; and
+#: the key xored in when Black is to move.
+Z_WHITE_MAN, Z_WHITE_KING, Z_BLACK_MAN, Z_BLACK_KING, Z_BLACK_TO_MOVE = _zobrist_tables()
+
+
+def zobrist(white: int, black: int, kings: int, white_to_move: bool) -> int:
+    """Zobrist key of a position, computed from scratch."""
+    key = 0 if white_to_move else Z_BLACK_TO_MOVE
+    for bits, men_table, king_table in ((white, Z_WHITE_MAN, Z_WHITE_KING),
+                                        (black, Z_BLACK_MAN, Z_BLACK_KING)):
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            key ^= king_table[low] if low & kings else men_table[low]
+    return key
+
+
+def zobrist_delta(move: RawMove, kings: int, white_to_move: bool) -> int:
+    """What a move xors into the key of the position it is played from."""
+    frm, to, taken, _, _ = move
+    if white_to_move:
+        mine_man, mine_king, their_man, their_king = Z_WHITE_MAN, Z_WHITE_KING, Z_BLACK_MAN, Z_BLACK_KING
+        promotion = WHITE_PROMOTION
+    else:
+        mine_man, mine_king, their_man, their_king = Z_BLACK_MAN, Z_BLACK_KING, Z_WHITE_MAN, Z_WHITE_KING
+        promotion = BLACK_PROMOTION
+    if frm & kings:
+        key = mine_king[frm] ^ mine_king[to]
+    else:
+        key = mine_man[frm] ^ (mine_king[to] if to & promotion else mine_man[to])
+    while taken:
+        low = taken & -taken
+        taken ^= low
+        key ^= their_king[low] if low & kings else their_man[low]
+    return key ^ Z_BLACK_TO_MOVE
+
+
+class Position:
+    """An immutable position: the pieces of both sides and the side to move.
+
+    ``white``, ``black`` and ``kings`` are bitboards in the layout of
+    :mod:`engine.squares`; ``key`` is the Zobrist key, kept up to date
+    incrementally by :meth:`play`.
+    """
+
+    __slots__ = ("white", "black", "kings", "white_to_move", "key")
+
+    def __init__(self, white: int, black: int, kings: int, white_to_move: bool, key: int | None = None) -> None:
+        self.white = white
+        self.black = black
+        self.kings = kings
+        self.white_to_move = white_to_move
+        self.key = zobrist(white, black, kings, white_to_move) if key is None else key
+
+    # -- construction -------------------------------------------------------------
+
+    @classmethod
+    def start(cls) -> Position:
+        """The initial position: Black men on 1-12, White men on 21-32, White to move."""
+        return cls.from_hub(START_HUB)
+
+    @classmethod
+    def from_squares(
+        cls,
+        white_men: list[int] | tuple[int, ...] = (),
+        white_kings: list[int] | tuple[int, ...] = (),
+        black_men: list[int] | tuple[int, ...] = (),
+        black_kings: list[int] | tuple[int, ...] = (),
+        white_to_move: bool = True,
+    ) -> Position:
+        """Build a position from square numbers, checking that it is a valid one.
+
+        Raises :class:`PositionError` for a square outside 1..32, a square used
+        twice, more than 12 pieces a side, or a man on its own promotion row.
+        """
+        groups = (("white man", white_men), ("white king", white_kings),
+                  ("black man", black_men), ("black king", black_kings))
+        bits = [0, 0, 0, 0]
+        owner: dict[int, str] = {}
+        for index, (label, squares) in enumerate(groups):
+            for square in squares:
+                if not isinstance(square, int) or not 1 <= square <= 32:
+                    raise PositionError(f"square {square!r} is not between 1 and 32")
+                if square in owner:
+                    raise PositionError(f"square {square} is given twice ({owner[square]} and {label})")
+                owner[square] = label
+                bits[index] |= SQUARE_BIT[square]
+        white_men_bits, white_king_bits, black_men_bits, black_king_bits = bits
+        for side, count in (("White", len(white_men) + len(white_kings)),
+                            ("Black", len(black_men) + len(black_kings))):
+            if count > MAX_PIECES:
+                raise PositionError(f"{side} has {count} pieces, more than {MAX_PIECES}")
+        if white_men_bits & WHITE_PROMOTION:
+            raise PositionError(f"white man on square {squares_of(white_men_bits & WHITE_PROMOTION)[0]}, "
+                                "its promotion row (1-4)")
+        if black_men_bits & BLACK_PROMOTION:
+            raise PositionError(f"black man on square {squares_of(black_men_bits & BLACK_PROMOTION)[0]}, "
+                                "its promotion row (29-32)")
+        return cls(white_men_bits | white_king_bits, black_men_bits | black_king_bits,
+                   white_king_bits | black_king_bits, white_to_move)
+
+    @classmethod
+    def from_hub(cls, text: str) -> Position:
+        """Parse a 33-character Hub position, e.g. ``Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww``."""
+        text = text.strip()
+        if len(text) != 33:
+            hint = " (a 10x10 position?)" if len(text) == 51 else ""
+            raise PositionError(f"Hub position must have 33 characters, got {len(text)}{hint}")
+        if text[0] not in "WB":
+            raise PositionError(f"Hub position must start with W or B (side to move), got {text[0]!r}")
+        groups: dict[str, list[int]] = {"w": [], "W": [], "b": [], "B": []}
+        for square, char in enumerate(text[1:], start=1):
+            if char in groups:
+                groups[char].append(square)
+            elif char != "e":
+                raise PositionError(f"unknown character {char!r} for square {square} in Hub position "
+                                    "(expected w, W, b, B or e)")
+        return cls.from_squares(groups["w"], groups["W"], groups["b"], groups["B"], text[0] == "W")
+
+    @classmethod
+    def from_fen(cls, text: str) -> Position:
+        """Parse a PDN FEN such as ``W:W21-32:B1-12`` or ``B:W18,K3:BK5,9``.
+
+        Kings carry a ``K`` prefix and ranges ``a-b`` are allowed. A trailing
+        period and surrounding quotes or blanks are ignored.
+        """
+        raw = text.strip().strip('"').strip().rstrip(".")
+        fields = [field.strip() for field in raw.split(":")]
+        if len(fields) < 2 or fields[0].upper() not in ("W", "B"):
+            raise PositionError(f"FEN must look like 'W:W21,22:B1,2' (side to move first), got {text!r}")
+        squares: dict[str, list[int]] = {"W": [], "WK": [], "B": [], "BK": []}
+        seen_colours: set[str] = set()
+        for field in fields[1:]:
+            if not field:
+                continue
+            colour = field[0].upper()
+            if colour not in "WB":
+                raise PositionError(f"FEN piece list must start with W or B, got {field!r}")
+            if colour in seen_colours:
+                raise PositionError(f"FEN lists the {'white' if colour == 'W' else 'black'} pieces twice")
+            seen_colours.add(colour)
+            for item in field[1:].split(","):
+                item = item.strip()
+                if not item:
+                    continue
+                match = re.fullmatch(r"(K?)(\d+)(?:-(K?)(\d+))?", item, re.IGNORECASE)
+                if not match:
+                    raise PositionError(f"bad FEN square {item!r} (expected e.g. 21, K5 or 1-12)")
+                king = colour + ("K" if match.group(1) else "")
+                first = int(match.group(2))
+                last = int(match.group(4)) if match.group(4) else first
+                if last < first:
+                    raise PositionError(f"bad FEN range {item!r}: {last} comes before {first}")
+                squares[king].extend(range(first, last + 1))
+        return cls.from_squares(squares["W"], squares["WK"], squares["B"], squares["BK"],
+                                fields[0].upper() == "W")
+
+    @classmethod
+    def parse(cls, text: str) -> Position:
+        """Parse either a Hub position string or a PDN FEN."""
+        stripped = text.strip()
+        if ":" in stripped:
+            return cls.from_fen(stripped)
+        return cls.from_hub(stripped)
+
+    # -- output -------------------------------------------------------------------
+
+    def hub(self) -> str:
+        """The 33-character Hub position."""
+        chars = ["W" if self.white_to_move else "B"]
+        for square in range(1, 33):
+            bit = SQUARE_BIT[square]
+            king = bit & self.kings
+            if bit & self.white:
+                chars.append("W" if king else "w")
+            elif bit & self.black:
+                chars.append("B" if king else "b")
+            else:
+                chars.append("e")
+        return "".join(chars)
+
+    def fen(self) -> str:
+        """PDN FEN with plain comma lists (``K`` before kings), which every reader accepts."""
+        parts = ["W" if self.white_to_move else "B"]
+        for colour, bits in (("W", self.white), ("B", self.black)):
+            items = [("K" if SQUARE_BIT[s] & self.kings else "") + str(s) for s in squares_of(bits)]
+            parts.append(colour + ",".join(items))
+        return ":".join(parts)
+
+    def __str__(self) -> str:
+        return self.fen()
+
+    def __repr__(self) -> str:
+        return f"Position.from_fen({self.fen()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Position) and self.white == other.white and self.black == other.black
+                and self.kings == other.kings and self.white_to_move == other.white_to_move)
+
+    def __hash__(self) -> int:
+        return self.key
+
+    # -- queries ------------------------------------------------------------------
+
+    def piece_at(self, square: int) -> str:
+        """``w``/``W`` white man/king, ``b``/``B`` black man/king, ``e`` empty (Hub letters)."""
+        return self.hub()[square] if 1 <= square <= 32 else "e"
+
+    def raw_moves(self) -> list[RawMove]:
+        """Legal moves as raw tuples (see :mod:`engine.movegen`)."""
+        if self.white_to_move:
+            return generate(self.white, self.black, self.kings, True)
+        return generate(self.black, self.white, self.kings, False)
+
+    def count_moves(self) -> int:
+        """Number of legal moves."""
+        if self.white_to_move:
+            return count_moves(self.white, self.black, self.kings, True)
+        return count_moves(self.black, self.white, self.kings, False)
+
+    def play_raw(self, move: RawMove) -> Position:
+        """The position after a raw move (not checked for legality)."""
+        frm, to, taken, toggle, _ = move
+        key = self.key ^ zobrist_delta(move, self.kings, self.white_to_move)
+        if self.white_to_move:
+            return Position(self.white ^ frm ^ to, self.black ^ taken, self.kings ^ toggle, False, key)
+        return Position(self.white ^ taken, self.black ^ frm ^ to, self.kings ^ toggle, True, key)
+
+    def piece_count(self) -> tuple[int, int, int, int]:
+        """(white men, white kings, black men, black kings)."""
+        return ((self.white & ~self.kings).bit_count(), (self.white & self.kings).bit_count(),
+                (self.black & ~self.kings).bit_count(), (self.black & self.kings).bit_count())
+
+
+def square_of_bit(bit: int) -> int:
+    """Square number of a single-bit bitboard."""
+    return BIT_SQUARE[bit]
+
+
+__all__ = ["BOARD", "Position", "PositionError", "START_FEN", "START_HUB", "zobrist", "zobrist_delta"]

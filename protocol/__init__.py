@@ -1,0 +1,1 @@
+"""Adapters over the engine: Hub protocol, command line, match runner."""

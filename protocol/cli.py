@@ -1,0 +1,66 @@
+"""The ``pedina`` command."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from engine import Position, PositionError, __version__, legal_moves
+from engine.perft import perft as count_leaves
+
+
+class _DefaultToHub(click.Group):
+    """``pedina`` with no subcommand runs the Hub engine when stdin is not a terminal."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not sys.stdin.isatty():
+            args = ["hub"]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToHub)
+@click.version_option(__version__, prog_name="pedina")
+def main() -> None:
+    """Pedina, an Italian draughts engine.
+
+    Give `pedina` (or `pedina hub`) to a Hub client as the engine command.
+    """
+
+
+def parse_position(text: str) -> Position:
+    """A FEN or Hub string from the command line, or a click error saying what is wrong."""
+    try:
+        return Position.parse(text)
+    except PositionError as error:
+        raise click.BadParameter(str(error), param_hint="position") from error
+
+
+@main.command()
+@click.argument("position", required=False, default="")
+@click.option("--depth", "-d", type=click.IntRange(0, 30), required=True, help="Plies to count.")
+@click.option("--divide", is_flag=True, help="Show the count below each legal move.")
+def perft(position: str, depth: int, divide: bool) -> None:
+    """Count the leaves of the legal-move tree (POSITION: FEN or Hub string; default: start)."""
+    root = parse_position(position) if position else Position.start()
+    started = time.perf_counter()
+    total = 0
+    if divide:
+        for move in legal_moves(root):
+            count = count_leaves(root.play_raw(move.raw), depth - 1)
+            total += count
+            click.echo(f"{move.hub():<24} {count}")
+    else:
+        for ply in range(1, depth + 1):
+            ply_started = time.perf_counter()
+            total = count_leaves(root, ply)
+            elapsed = time.perf_counter() - ply_started
+            click.echo(f"depth {ply:2d}  leaves {total:>13,}  time {elapsed:8.3f} s  "
+                       f"{total / max(elapsed, 1e-9):>13,.0f} leaves/s")
+    elapsed = time.perf_counter() - started
+    click.echo(f"total {total:,} leaves in {elapsed:.3f} s ({total / max(elapsed, 1e-9):,.0f} leaves/s)")
+
+
+if __name__ == "__main__":
+    main()
