@@ -1,0 +1,243 @@
+"""PDN reading and writing for Italian draughts games (``[GameType "22"]``).
+
+Reading is tolerant: tag pairs, comments ``{...}`` and ``;`` to end of line,
+variations ``(...)`` (nested, skipped), move numbers ``12.`` / ``12...``, NAGs
+``$1``, ``!``/``?`` annotations, ``%`` escape lines and several games in one
+text. Moves are resolved against the legal moves with :func:`engine.move.parse_move`,
+so Hub, PDN and full-path move text are all accepted.
+
+Writing gives the tags in a fixed shape (the caller's tags in order, then
+``GameType``, ``SetUp``/``FEN`` for a non-initial start, ``Result``), numbered
+movetext in PDN move text (:func:`engine.move.format_pdn`), wrapped lines and the
+result. The output is readable by pydraughts' PDN reader (one tag per line, one
+space between tag name and value).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.board import Board
+from engine.move import MoveError, format_pdn, legal_moves
+from engine.position import Position, PositionError
+
+#: Results as written, and the other spellings accepted on input (points out of 2).
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_RESULT_ALIASES = {"2-0": "1-0", "0-2": "0-1", "1-1": "1/2-1/2"}
+
+#: Tags that :func:`write_game` sets itself, whatever the caller passes.
+_OWN_TAGS = ("GameType", "SetUp", "FEN", "Result")
+_LINE_WIDTH = 79
+
+_TOKEN = re.compile(
+    r"""
+      (?P<space>\s+)
+    | (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*\])
+    | (?P<comment>\{[^}]*\}?)
+    | (?P<line_comment>;[^\n]*)
+    | (?P<open>\()
+    | (?P<close>\))
+    | (?P<result>(?:1/2-1/2|1-0|0-1|2-0|0-2|1-1|\*)(?![\w/-]))
+    | (?P<number>\d+\s*\.+)
+    | (?P<move>\d+(?:\s*[-xX:]\s*\d+)+[!?]*)
+    | (?P<ellipsis>\.+)
+    | (?P<nag>\$\d+|[!?]+)
+    """,
+    re.VERBOSE,
+)
+
+
+class PdnError(ValueError):
+    """A PDN text cannot be read (the message names the game and the move), or
+    :func:`write_game` was given an invalid tag or result."""
+
+
+@dataclass
+class PdnGame:
+    """One game read from PDN.
+
+    ``headers`` are the tag pairs in the order given; ``board`` starts at the
+    position of the ``FEN`` tag (the initial position without one) and has every
+    move of the main line played; ``result`` is ``1-0``, ``0-1``, ``1/2-1/2`` or
+    ``*`` (from the movetext, else the ``Result`` tag, else ``*``).
+    """
+
+    headers: dict[str, str]
+    board: Board
+    result: str
+
+
+class _RawGame:
+    """Tags and main-line move texts of one game, before the moves are resolved."""
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.headers: dict[str, str] = {}
+        self.moves: list[tuple[str, int]] = []  # move text, line number
+        self.result: str | None = None
+
+    def is_empty(self) -> bool:
+        return not self.headers and not self.moves
+
+
+def _split_games(text: str) -> list[_RawGame]:
+    # Escape lines (``%`` in the first column) are for other programs.
+    text = "\n".join("" if line.startswith("%") else line for line in text.splitlines())
+    games: list[_RawGame] = []
+    game = _RawGame(1)
+    depth = 0  # variation nesting
+    pos = 0
+    line = 1
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            snippet = text[pos:pos + 20].split()[0] if text[pos:].split() else text[pos:pos + 20]
+            raise PdnError(f"game {len(games) + 1} (line {line}): unexpected text {snippet!r}")
+        pos = match.end()
+        kind = match.lastgroup
+        token_line = line
+        line += match.group().count("\n")
+        if kind in ("space", "comment", "line_comment", "nag", "number", "ellipsis"):
+            if kind == "comment" and not match.group().endswith("}"):
+                raise PdnError(f"game {len(games) + 1} (line {token_line}): comment not closed")
+            continue
+        if kind == "open":
+            depth += 1
+            continue
+        if kind == "close":
+            if depth == 0:
+                raise PdnError(f"game {len(games) + 1} (line {token_line}): ')' without a variation to close")
+            depth -= 1
+            continue
+        if depth:
+            continue
+        if kind == "tag":
+            # A tag after movetext starts the next game (its result was left out).
+            if game.moves:
+                games.append(game)
+                game = _RawGame(token_line)
+            elif not game.headers:
+                game.line = token_line
+            game.headers[match.group("name")] = re.sub(r"\\(.)", r"\1", match.group("value"))
+        elif kind == "result":
+            result = match.group()
+            game.result = _RESULT_ALIASES.get(result, result)
+            games.append(game)
+            game = _RawGame(token_line)
+        else:  # a move
+            if game.is_empty():
+                game.line = token_line
+            game.moves.append((match.group(), token_line))
+    if depth:
+        raise PdnError(f"game {len(games) + 1}: variation '(' not closed at the end of the text")
+    if not game.is_empty():
+        games.append(game)
+    return games
+
+
+def _build(raw: _RawGame, number: int) -> PdnGame:
+    where = f"game {number} (line {raw.line})"
+    game_type = raw.headers.get("GameType", "22").strip()
+    if game_type.split(",")[0].strip() != "22":
+        raise PdnError(f"{where}: GameType {game_type!r} is not Italian draughts (22)")
+    fen = raw.headers.get("FEN")
+    try:
+        start = Position.from_fen(fen) if fen else Position.start()
+    except PositionError as error:
+        raise PdnError(f"{where}: bad FEN tag: {error}") from error
+    board = Board(start)
+    for text, line in raw.moves:
+        ply = len(board.moves)
+        label = _move_label(ply, start.white_to_move)
+        try:
+            board.push(board.parse_move(re.sub(r"[!?]+$", "", text)))
+        except MoveError as error:
+            raise PdnError(f"game {number} (line {line}), move {label} {text}: {error}") from error
+    result = raw.result
+    if result is None:
+        tag = raw.headers.get("Result", "*").strip()
+        result = _RESULT_ALIASES.get(tag, tag) if _RESULT_ALIASES.get(tag, tag) in RESULTS else "*"
+    return PdnGame(dict(raw.headers), board, result)
+
+
+def _move_label(ply: int, white_first: bool) -> str:
+    """``12.`` for a White move, ``12...`` for a Black one (move numbers from 1)."""
+    index = ply if white_first else ply + 1
+    return f"{index // 2 + 1}{'.' if index % 2 == 0 else '...'}"
+
+
+def read_games(text: str) -> list[PdnGame]:
+    """Every game of a PDN text, moves resolved and played.
+
+    Raises :class:`PdnError` naming the game (and move) at fault.
+    """
+    return [_build(raw, number) for number, raw in enumerate(_split_games(text), start=1)]
+
+
+def read_game(text: str) -> PdnGame:
+    """The first game of a PDN text (only that game's moves are checked)."""
+    games = _split_games(text)
+    if not games:
+        raise PdnError("no game found in the PDN text")
+    return _build(games[0], 1)
+
+
+def _tag(name: str, value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise PdnError(f"bad PDN tag name {name!r} (letters, digits and _ only)")
+    clean = " ".join(str(value).split()).replace("\\", "\\\\").replace('"', '\\"')
+    return f'[{name} "{clean}"]'
+
+
+def write_game(board: Board, headers: Mapping[str, str] | None = None, result: str | None = None) -> str:
+    """PDN text of the game in ``board``, ending with a newline.
+
+    ``headers`` (e.g. Event, Site, Date, Round, White, Black) are written in
+    their order; ``GameType``, ``SetUp``, ``FEN`` and ``Result`` are always set
+    here (a ``Result`` given in ``headers`` keeps its place, with the game's
+    result). ``result`` defaults to ``board.result()``.
+    """
+    if result is None:
+        result = board.result()
+    result = _RESULT_ALIASES.get(result, result)
+    if result not in RESULTS:
+        raise PdnError(f"bad result {result!r} (expected one of {', '.join(RESULTS)})")
+    start = board.start
+    own = {"GameType": "22", "Result": result}
+    if start != Position.start():
+        own["SetUp"] = "1"
+        own["FEN"] = start.fen()
+    lines = []
+    for name, value in (headers or {}).items():
+        if name == "Result":
+            lines.append(_tag(name, result))
+            del own["Result"]
+        elif name not in _OWN_TAGS:
+            lines.append(_tag(name, value))
+    lines.extend(_tag(name, own[name]) for name in _OWN_TAGS if name in own)
+
+    tokens: list[str] = []
+    position = start
+    for ply, move in enumerate(board.moves):
+        label = _move_label(ply, start.white_to_move)
+        if ply == 0 or not label.endswith("..."):
+            tokens.append(label)
+        tokens.append(format_pdn(move, legal_moves(position)))
+        position = board.positions[ply + 1]
+    tokens.append(result)
+
+    movetext: list[str] = []
+    current = ""
+    for token in tokens:
+        if current and len(current) + 1 + len(token) > _LINE_WIDTH:
+            movetext.append(current)
+            current = token
+        else:
+            current = f"{current} {token}" if current else token
+    movetext.append(current)
+    return "\n".join(lines) + "\n\n" + "\n".join(movetext) + "\n"
+
+
+__all__ = ["PdnError", "PdnGame", "RESULTS", "read_game", "read_games", "write_game"]
