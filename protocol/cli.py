@@ -62,5 +62,17 @@ def perft(position: str, depth: int, divide: bool) -> None:
     click.echo(f"total {total:,} leaves in {elapsed:.3f} s ({total / max(elapsed, 1e-9):,.0f} leaves/s)")
 
 
+@main.command()
+@click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
+              help="Append both directions of the session to this file.")
+@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
+              help="Hash table size in MB (the tt-size parameter).")
+def hub(log_path: str | None, hash_mb: int) -> None:
+    """Run as a Hub protocol engine on stdin/stdout (give `pedina` to a Hub client)."""
+    from protocol.hub import serve_stdio
+
+    serve_stdio(hash_mb=hash_mb, log_path=log_path)
+
+
 if __name__ == "__main__":
     main()
