@@ -74,5 +74,9 @@ def hub(log_path: str | None, hash_mb: int) -> None:
     serve_stdio(hash_mb=hash_mb, log_path=log_path)
 
 
+from protocol.match import match  # noqa: E402  (the match runner's command)
+main.add_command(match)
+
+
 if __name__ == "__main__":
     main()

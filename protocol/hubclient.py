@@ -1,0 +1,309 @@
+"""A Hub protocol client: drive any Hub engine process as a GUI would.
+
+:class:`HubEngine` starts an engine, does the handshake (``hub`` ... ``wait``,
+``set-param``, ``init`` ... ``ready``) and runs searches with :meth:`HubEngine.go`.
+Every wait is bounded: an engine that exits, stops answering or talks nonsense
+raises an :class:`EngineError` carrying the engine's last output lines, so a
+caller (the match runner) can score the game and start a fresh process.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Mapping, Sequence
+
+from protocol.hub import HubInputError, format_line, parse_line
+
+#: How many of the engine's last lines (both directions) an error report keeps.
+TAIL_LINES = 12
+
+
+class EngineError(Exception):
+    """The engine failed; ``tail`` holds its last lines (``>`` sent, ``<`` received, ``!`` stderr)."""
+
+    def __init__(self, message: str, tail: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.tail = list(tail)
+
+
+class EngineCrashed(EngineError):
+    """The engine process exited (or closed its output)."""
+
+
+class EngineTimeout(EngineError):
+    """The engine did not answer in time."""
+
+
+class EngineProtocolError(EngineError):
+    """The engine answered something the protocol does not allow (or refused a parameter)."""
+
+
+def split_line(line: str) -> tuple[str, dict[str, str]]:
+    """A Hub line as its command word and arguments (a flag maps to ``""``); ``("", {})`` if unreadable."""
+    try:
+        command, pairs = parse_line(line)
+    except HubInputError:
+        return "", {}
+    return command, {key: "" if value is None else value for key, value in pairs}
+
+
+@dataclass
+class SearchReport:
+    """What one ``go`` produced: the move text, the engine's last info, and the time it took."""
+
+    move: str
+    ponder: str | None
+    elapsed: float
+    score: int | None = None          # hundredths of a man, side to move's view, last info
+    depth: int | None = None
+    nodes: int | None = None
+    pv: str = ""
+    infos: int = 0
+
+
+@dataclass
+class EngineId:
+    """The engine's ``id`` line and declared parameters (name -> ``param`` arguments)."""
+
+    name: str = ""
+    version: str = ""
+    author: str = ""
+    params: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def parse_score(text: str) -> int | None:
+    """Hub ``score=`` text (men, two decimals) as hundredths of a man, or ``None`` if unreadable."""
+    try:
+        return round(float(text) * 100)
+    except ValueError:
+        return None
+
+
+class HubEngine:
+    """One running Hub engine process.
+
+    ``command`` is an argument list or a shell-like string (split with
+    :func:`shlex.split`, never run through a shell). The process gets its own
+    session so a Ctrl-C in the terminal reaches only the caller, which ends the
+    engine's whole process group in :meth:`close`.
+    """
+
+    def __init__(self, command: str | Sequence[str], *, cwd: str | None = None,
+                 label: str = "engine") -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise EngineCrashed(f"{label}: empty engine command")
+        self.label = label
+        self.id = EngineId()
+        self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self._lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
+        self._lock = threading.Lock()
+        try:
+            self.process = subprocess.Popen(
+                self.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                bufsize=1, start_new_session=True)
+        except OSError as error:
+            raise EngineCrashed(f"{label}: cannot start {shlex.join(self.argv)!r}: "
+                                f"{error.strerror or error}") from error
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self._readers = [threading.Thread(target=self._read, args=(stream, stream is self.process.stdout),
+                                          daemon=True) for stream in (self.process.stdout, self.process.stderr)]
+        for reader in self._readers:
+            reader.start()
+
+    # -- plumbing -----------------------------------------------------------
+
+    def _read(self, stream: IO[str], protocol: bool) -> None:
+        for raw in stream:
+            line = raw.rstrip("\r\n")
+            stamp = time.monotonic()
+            with self._lock:
+                self._tail.append(("< " if protocol else "! ") + line)
+            if protocol:
+                self._lines.put((stamp, line))
+        if protocol:
+            self._lines.put((time.monotonic(), None))
+
+    def tail(self) -> list[str]:
+        """The last lines exchanged with the engine, oldest first."""
+        with self._lock:
+            return list(self._tail)
+
+    def _error(self, kind: type[EngineError], message: str) -> EngineError:
+        return kind(f"{self.label}: {message}", self.tail())
+
+    def send(self, command: str, args: Mapping[str, object] | None = None) -> None:
+        """Write one protocol line; ``None`` values are left out, ``True`` ones written as a bare flag.
+
+        Raises :class:`EngineCrashed` if the engine is gone.
+        """
+        pairs = {key: value for key, value in (args or {}).items() if value is not None}
+        line = " ".join([format_line(command, [(k, v) for k, v in pairs.items() if v is not True]),
+                         *(k for k, v in pairs.items() if v is True)])
+        with self._lock:
+            self._tail.append("> " + line)
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(line + "\n")
+            stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as error:
+            raise self._crashed() from error
+
+    def _crashed(self) -> EngineError:
+        try:
+            code = self.process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return self._error(EngineCrashed, "closed its output")
+        return self._error(EngineCrashed, f"exited with code {code}")
+
+    def receive(self, deadline: float) -> tuple[float, str, dict[str, str]]:
+        """The next line (arrival time, command word, arguments) before ``deadline`` (monotonic)."""
+        while True:
+            try:
+                stamp, line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise self._error(EngineTimeout, "no answer in time") from None
+            if line is None:
+                self._lines.put((stamp, None))  # stay at end of file for later readers
+                raise self._crashed()
+            command, args = split_line(line)
+            if command:
+                return stamp, command, args
+
+    def expect(self, wanted: str, timeout: float) -> dict[str, str]:
+        """Skip lines up to the first ``wanted`` command; its arguments."""
+        deadline = time.monotonic() + timeout
+        while True:
+            _, command, args = self.receive(deadline)
+            if command == wanted:
+                return args
+
+    # -- protocol -----------------------------------------------------------
+
+    def handshake(self, params: Mapping[str, str] | None = None, *, timeout: float = 30.0,
+                  variant: str = "italian") -> EngineId:
+        """``hub`` ... ``wait``, then ``set-param`` for ``variant`` and ``params``, then ``init`` ... ``ready``.
+
+        Raises :class:`EngineProtocolError` if a parameter is not declared by the engine
+        or the engine's variant parameter does not offer ``variant``.
+        """
+        deadline = time.monotonic() + timeout
+        self.send("hub")
+        while True:
+            _, command, args = self.receive(deadline)
+            if command == "id":
+                self.id.name = args.get("name", "")
+                self.id.version = args.get("version", "")
+                self.id.author = args.get("author", "")
+            elif command == "param" and "name" in args:
+                self.id.params[args["name"]] = args
+            elif command == "wait":
+                break
+        declared = self.id.params
+        if "variant" in declared:
+            offered = declared["variant"].get("values", declared["variant"].get("value", "")).split()
+            if offered and variant not in offered:
+                raise self._error(EngineProtocolError, f"does not play variant {variant!r} "
+                                                       f"(offers {' '.join(offered)})")
+            self.send("set-param", {"name": "variant", "value": variant})
+        for name, value in (params or {}).items():
+            if name not in declared:
+                known = ", ".join(sorted(declared)) or "none"
+                raise self._error(EngineProtocolError,
+                                  f"has no parameter {name!r} (it declares: {known})")
+            self.send("set-param", {"name": name, "value": value})
+        self.send("init")
+        while True:
+            _, command, args = self.receive(deadline)
+            if command == "ready":
+                return self.id
+            if command == "error":
+                raise self._error(EngineProtocolError,
+                                  f"refused a setting: {args.get('message', '')}")
+
+    def new_game(self) -> None:
+        self.send("new-game")
+
+    def ping(self, timeout: float = 10.0) -> None:
+        """``ping`` and wait for ``pong``."""
+        self.send("ping")
+        self.expect("pong", timeout)
+
+    def go(self, position: str, moves: Sequence[str], level: Mapping[str, object],
+           timeout: float) -> SearchReport:
+        """Search: ``pos``, ``level``, ``go think``, then wait up to ``timeout`` s for ``done``.
+
+        ``elapsed`` is measured from the ``go`` line to the arrival of ``done``.
+        On a timeout the engine is left as it is (the caller closes it).
+        """
+        self.send("pos", {"pos": position, "moves": " ".join(moves) if moves else None})
+        self.send("level", level)
+        started = time.monotonic()
+        self.send("go", {"think": True})
+        report = SearchReport(move="", ponder=None, elapsed=0.0)
+        deadline = started + timeout
+        while True:
+            stamp, command, args = self.receive(deadline)
+            if command == "info":
+                report.infos += 1
+                if "score" in args:
+                    report.score = parse_score(args["score"])
+                if args.get("depth", "").isdigit():
+                    report.depth = int(args["depth"])
+                if args.get("nodes", "").isdigit():
+                    report.nodes = int(args["nodes"])
+                report.pv = args.get("pv", report.pv)
+            elif command == "done":
+                move = args.get("move")
+                if not move:
+                    raise self._error(EngineProtocolError, "answered 'done' without a move")
+                report.move, report.ponder = move, args.get("ponder") or None
+                report.elapsed = stamp - started
+                return report
+
+    def close(self, timeout: float = 1.0) -> None:
+        """``quit``, then end the engine's process group if it is still there after ``timeout`` s."""
+        if self.process.poll() is None:
+            try:
+                self.send("quit")
+                self.process.wait(timeout=timeout)
+            except (EngineError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        for reader in self._readers:  # they end at end of file, now that the process is gone
+            reader.join(timeout)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except (OSError, ValueError):
+                    pass
+
+    def __enter__(self) -> HubEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def seconds_text(value: float) -> str:
+    """Seconds as short decimal text for ``level`` (``0.1``, ``59.25``), never in exponent form."""
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text

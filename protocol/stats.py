@@ -1,0 +1,136 @@
+"""Match statistics: Elo difference with its error bar, likelihood of superiority, SPRT.
+
+All functions take win/draw/loss counts from one side's point of view. The
+formulas are the ones engine testers use (cutechess-cli, fastchess):
+
+- score ``s = (W + D/2) / N``; Elo difference ``-400 log10(1/s - 1)``;
+- per-game variance ``((W (1-s)^2 + D (1/2-s)^2 + L s^2) / N``; the score's
+  confidence interval ``s ± z sqrt(var / N)`` mapped through the Elo formula;
+- likelihood of superiority ``(1 + erf((W - L) / sqrt(2 (W + L)))) / 2``;
+- SPRT on logistic Elo with the trinomial (W/D/L) normal approximation of the
+  generalised log-likelihood ratio: ``N (s1 - s0) (2 s - s0 - s1) / (2 var)``,
+  stopping at ``log(beta / (1 - alpha))`` (H0) or ``log((1 - beta) / alpha)`` (H1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+
+def score_of(wins: int, draws: int, losses: int) -> float:
+    """The points fraction, 0.5 when no game was played."""
+    games = wins + draws + losses
+    return (wins + draws / 2) / games if games else 0.5
+
+
+def elo_of_score(score: float) -> float:
+    """The logistic Elo difference giving an expected ``score`` (``±inf`` at 0 and 1)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def score_of_elo(elo: float) -> float:
+    """The expected score of a player ``elo`` points stronger."""
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+
+
+def variance(wins: int, draws: int, losses: int) -> float:
+    """The per-game variance of the score (0 when no game was played)."""
+    games = wins + draws + losses
+    if not games:
+        return 0.0
+    s = score_of(wins, draws, losses)
+    return (wins * (1 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s ** 2) / games
+
+
+def los(wins: int, draws: int, losses: int) -> float:
+    """Likelihood of superiority: the probability that this side is the stronger (0.5 without decisive games)."""
+    decisive = wins + losses
+    if not decisive:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * decisive)))
+
+
+@dataclass(frozen=True)
+class EloEstimate:
+    """An Elo difference with its confidence interval (``low`` .. ``high``) and LOS."""
+
+    wins: int
+    draws: int
+    losses: int
+    elo: float
+    low: float
+    high: float
+    los: float
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        return score_of(self.wins, self.draws, self.losses)
+
+    @property
+    def error(self) -> float:
+        """Half the width of the interval (``inf`` when it is unbounded)."""
+        return (self.high - self.low) / 2
+
+
+def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -> EloEstimate:
+    """Elo difference, its ``confidence`` interval and LOS for these counts."""
+    games = wins + draws + losses
+    s = score_of(wins, draws, losses)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    margin = z * math.sqrt(variance(wins, draws, losses) / games) if games else math.inf
+    return EloEstimate(wins, draws, losses, elo_of_score(s), elo_of_score(s - margin),
+                       elo_of_score(s + margin), los(wins, draws, losses))
+
+
+@dataclass(frozen=True)
+class Sprt:
+    """A sequential probability ratio test of H0 ``elo = elo0`` against H1 ``elo = elo1``."""
+
+    elo0: float = 0.0
+    elo1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not (0 < self.alpha < 1 and 0 < self.beta < 1):
+            raise ValueError("SPRT alpha and beta must be between 0 and 1")
+        if not self.elo0 < self.elo1:
+            raise ValueError("SPRT needs elo0 < elo1")
+
+    @property
+    def lower(self) -> float:
+        """LLR at or below which H0 is accepted."""
+        return math.log(self.beta / (1 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """LLR at or above which H1 is accepted."""
+        return math.log((1 - self.beta) / self.alpha)
+
+    def llr(self, wins: int, draws: int, losses: int) -> float:
+        """The log-likelihood ratio so far (0 while the variance is still 0)."""
+        var = variance(wins, draws, losses)
+        if var <= 0.0:
+            return 0.0
+        s0, s1 = score_of_elo(self.elo0), score_of_elo(self.elo1)
+        s = score_of(wins, draws, losses)
+        return (wins + draws + losses) * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
+
+    def decision(self, wins: int, draws: int, losses: int) -> str | None:
+        """``"H0"`` or ``"H1"`` once decided, else ``None``."""
+        value = self.llr(wins, draws, losses)
+        if value >= self.upper:
+            return "H1"
+        if value <= self.lower:
+            return "H0"
+        return None
