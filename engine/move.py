@@ -13,7 +13,7 @@ import re
 
 from engine.movegen import RawMove
 from engine.position import Position
-from engine.squares import BIT_SQUARE
+from engine.squares import BIT_SQUARE, SQUARE_BIT
 
 
 class MoveError(ValueError):
@@ -111,6 +111,23 @@ def format_pdn(move: Move, moves: list[Move]) -> str:
 _MOVE_TEXT = re.compile(r"\s*(\d{1,2})((?:\s*[-x:]\s*\d{1,2})+)\s*[!?+#*]*\s*", re.IGNORECASE)
 
 
+def _jumped(start: int, landings: list[int]) -> frozenset[int] | None:
+    """Squares jumped by a path of landing squares, or ``None`` if a hop is not a jump."""
+    jumped = set()
+    here = SQUARE_BIT[start]
+    for square in landings:
+        landing = SQUARE_BIT[square]
+        distance = landing.bit_length() - here.bit_length()
+        if abs(distance) not in (8, 10):
+            return None
+        victim = here << distance // 2 if distance > 0 else here >> -distance // 2
+        if victim not in BIT_SQUARE:
+            return None
+        jumped.add(BIT_SQUARE[victim])
+        here = landing
+    return frozenset(jumped)
+
+
 def parse_move(position: Position, text: str, moves: list[Move] | None = None) -> Move:
     """Resolve a move text (Hub, PDN or full path) against the legal moves.
 
@@ -125,14 +142,18 @@ def parse_move(position: Position, text: str, moves: list[Move] | None = None) -
         raise MoveError(f"move {text!r} names a square outside 1..32")
     legal = legal_moves(position) if moves is None else moves
     start, rest = numbers[0], numbers[1:]
+    # ``x`` claims a capture; ``-`` and ``:`` are accepted for either kind.
+    capture = "x" in text.lower()
+    jumped = _jumped(start, rest)
     found = []
     for move in legal:
-        if move.start != start:
+        if move.start != start or (capture and not move.captured):
             continue
         if len(rest) == 1:
             hit = move.end == rest[0]
         else:
-            hit = list(move.path) == rest or (
+            # A path names the move whatever way round it runs (a ring, say).
+            hit = (move.end == rest[-1] and jumped == frozenset(move.captured)) or (
                 move.end == rest[0] and sorted(move.captured) == sorted(rest[1:]))
         if hit:
             found.append(move)
