@@ -31,10 +31,13 @@ from engine import __version__
 from engine.board import Board
 from engine.move import Move, MoveError
 from engine.position import Position, PositionError
-from engine.search import Info, Limits, Result, Searcher
+from engine.search import Info, Limits, Searcher
 
 #: Time per move for a ``go think`` with no ``level`` (seconds).
 DEFAULT_MOVE_TIME = 1.0
+#: After a stop (asked or at the hard deadline), how long the searcher gets to return
+#: before ``done`` is sent from the last reported main line (seconds).
+STOP_GRACE = 0.03
 #: Supervisor poll period (seconds): bounds the delay of a re-sent stop or ponder-hit.
 _POLL = 0.005
 
@@ -265,15 +268,21 @@ def hard_budget(limits: Limits) -> float | None:
 
 
 class _Job:
-    """One running ``go``: its threads and the requests made to it."""
+    """One ``go``: its board, its threads, the requests made to it and its answer."""
 
-    def __init__(self, mode: str, limits: Limits) -> None:
+    def __init__(self, mode: str, limits: Limits, board: Board) -> None:
         self.mode = mode
         self.limits = limits
-        self.finished = threading.Event()
+        self.board = board
+        self.legal = board.legal_moves()
+        self.answered = threading.Event()   # its one ``done`` has been sent
+        self.finished = threading.Event()   # the searcher has returned
+        self.answer_lock = threading.Lock()
         self.stop_requested = threading.Event()
         self.hit_requested = threading.Event()
         self.deadline: float | None = None
+        self.stopping_since: float | None = None
+        self.best_pv: list[Move] = []       # the last main line reported, for an early answer
         self.thread: threading.Thread | None = None
 
 
@@ -318,14 +327,13 @@ class HubEngine:
         except HubInputError as error:
             self._error(str(error))
             return True
-        if self._searching():
+        if command in ("ping", "stop", "ponder-hit"):
             if command == "ping":
                 self._send("pong")
-                return True
-            if command in ("stop", "ponder-hit"):
+            elif self._searching():
                 self._request(command)
-                return True
-            self._finish_search(timeout=None)
+            return True  # stop/ponder-hit with no search running: a harmless race with done
+        self._finish_search(timeout=None)
         try:
             return self._dispatch(command, args)
         except HubInputError as error:
@@ -345,8 +353,7 @@ class HubEngine:
 
     def _handlers(self) -> dict[str, Callable[[list[tuple[str, str | None]]], None]]:
         return {"hub": self._hub, "set-param": self._set_param, "init": self._init, "new-game": self._new_game,
-                "pos": self._pos, "level": self._level_command, "go": self._go, "ping": self._ping,
-                "stop": self._idle_ignore, "ponder-hit": self._idle_ignore}
+                "pos": self._pos, "level": self._level_command, "go": self._go}
 
     # -- commands -------------------------------------------------------------------
 
@@ -391,12 +398,6 @@ class HubEngine:
     def _new_game(self, args: list[tuple[str, str | None]]) -> None:
         self._searcher_ready().new_game()
 
-    def _ping(self, args: list[tuple[str, str | None]]) -> None:
-        self._send("pong")
-
-    def _idle_ignore(self, args: list[tuple[str, str | None]]) -> None:
-        """``stop``/``ponder-hit`` with no search running: a harmless race with ``done``."""
-
     def _pos(self, args: list[tuple[str, str | None]]) -> None:
         fields = dict(args)
         unknown = [key for key in fields if key not in ("pos", "moves")]
@@ -428,12 +429,11 @@ class HubEngine:
         limits, self._level = self._level, Limits()
         if self._board is None:
             raise HubInputError("go before pos: no position set")
-        board = self._board.copy()
-        moves = board.legal_moves()
-        if not moves:
+        job = _Job(mode, limits, self._board.copy())
+        if not job.legal:
             raise HubInputError("no legal moves in this position: nothing to search")
-        if mode == "think" and len(moves) == 1:
-            self._send(format_line("done", [("move", moves[0].hub())]))
+        if mode == "think" and len(job.legal) == 1:
+            self._send(format_line("done", [("move", job.legal[0].hub())]))
             return
         if _is_unbounded(limits):
             if mode == "analyze":
@@ -442,10 +442,9 @@ class HubEngine:
                 limits.move_time = DEFAULT_MOVE_TIME
         limits.ponder = mode == "ponder"
         searcher = self._searcher_ready()
-        job = _Job(mode, limits)
         if mode != "ponder":  # a ponder search is on the clock only after ponder-hit
             self._arm_deadline(job)
-        job.thread = threading.Thread(target=self._search, args=(job, searcher, board), daemon=True)
+        job.thread = threading.Thread(target=self._search, args=(job, searcher), daemon=True)
         self._job = job
         job.thread.start()
         threading.Thread(target=self._supervise, args=(job, searcher), daemon=True).start()
@@ -453,7 +452,8 @@ class HubEngine:
     # -- searching ------------------------------------------------------------------
 
     def _searching(self) -> bool:
-        return self._job is not None and not self._job.finished.is_set()
+        """A ``go`` is waiting for its ``done``."""
+        return self._job is not None and not self._job.answered.is_set()
 
     def _request(self, command: str) -> None:
         job, searcher = self._job, self._searcher
@@ -474,61 +474,75 @@ class HubEngine:
             job.deadline = time.monotonic() + budget
 
     def _finish_search(self, timeout: float | None) -> None:
-        """Stop a running search and wait (up to ``timeout`` seconds) for its ``done``."""
+        """Stop the search (if any) and wait, up to ``timeout`` seconds, until the searcher is free."""
         job = self._job
         if job is None or job.thread is None:
             return
-        job.stop_requested.set()
-        if self._searcher is not None:
-            self._searcher.stop()
+        if not job.answered.is_set():
+            job.stop_requested.set()
+            if self._searcher is not None:
+                self._searcher.stop()
         job.thread.join(timeout)
 
     def _supervise(self, job: _Job, searcher: Searcher) -> None:
-        """Re-send requests until the search ends, and enforce the hard deadline."""
+        """Re-send requests until the search ends; stop it at the hard deadline; answer early
+        from the last reported main line when the searcher is slow to return after a stop."""
         try:
             while not job.finished.wait(_POLL):
-                if job.stop_requested.is_set() or (job.deadline is not None and time.monotonic() >= job.deadline):
+                now = time.monotonic()
+                if job.stop_requested.is_set() or (job.deadline is not None and now >= job.deadline):
                     searcher.stop()
+                    if job.stopping_since is None:
+                        job.stopping_since = now
+                    elif now - job.stopping_since >= STOP_GRACE and not job.answered.is_set():
+                        pv = list(job.best_pv)
+                        self._answer(job, pv[0] if pv else None, pv[1] if len(pv) > 1 else None)
                 if job.hit_requested.is_set():
                     searcher.ponder_hit()
         except Exception as error:
             self._error(f"internal error in search supervisor: {type(error).__name__}: {error}")
 
-    def _search(self, job: _Job, searcher: Searcher, board: Board) -> None:
-        """The search thread: search, then exactly one ``done`` with legal moves."""
+    def _search(self, job: _Job, searcher: Searcher) -> None:
+        """The search thread: search, then answer (unless the supervisor already did)."""
         with_multipv = int(self._values["multipv"]) > 1
 
         def on_info(info: Info) -> None:
+            if job.answered.is_set():  # answered early: the GUI has moved on
+                return
+            if info.multipv == 1 and info.pv:
+                job.best_pv = list(info.pv)
             self._send(format_info(info, with_multipv))
 
-        legal = board.legal_moves()
-        best: Move = legal[0]
+        best: Move | None = None
         ponder: Move | None = None
         try:
-            result = searcher.search(board, job.limits, on_info)
-            best, ponder = self._checked(board, result, legal)
+            result = searcher.search(job.board, job.limits, on_info)
+            best = result.best
+            ponder = result.ponder or (result.pv[1] if len(result.pv) > 1 and result.pv[0] == best else None)
         except Exception as error:  # the search failed: still answer with a legal move
             self._error(f"internal error in search: {type(error).__name__}: {error}")
         finally:
-            pairs = [("move", best.hub())] + ([("ponder", ponder.hub())] if ponder else [])
-            self._send(format_line("done", pairs))
+            self._answer(job, best, ponder)
             job.finished.set()
 
-    def _checked(self, board: Board, result: Result, legal: list[Move]) -> tuple[Move, Move | None]:
-        """The result's best and ponder moves, each only if legal where it is played."""
-        best = result.best if result.best in legal else None
-        if best is None:
-            self._error(f"search returned no legal move ({result.best}); playing {legal[0].hub()}")
-            return legal[0], None
-        ponder = result.ponder
-        if ponder is None and len(result.pv) >= 2 and result.pv[0] == best:
-            ponder = result.pv[1]
-        if ponder is not None:
-            after = board.copy()
-            after.push(best)
-            if ponder not in after.legal_moves():
-                ponder = None
-        return best, ponder
+    def _answer(self, job: _Job, best: Move | None, ponder: Move | None) -> None:
+        """Send the job's one ``done``: ``best`` if legal (else a legal move), ``ponder`` if legal after it."""
+        with job.answer_lock:
+            if job.answered.is_set():
+                return
+            if best not in job.legal:
+                if best is not None:
+                    self._error(f"search returned an illegal move {best}; playing {job.legal[0]}")
+                best, ponder = job.legal[0], None
+            assert best is not None
+            if ponder is not None:
+                after = job.board.copy()
+                after.push(best)
+                if ponder not in after.legal_moves():
+                    ponder = None
+            pairs = [("move", best.hub())] + ([("ponder", ponder.hub())] if ponder else [])
+            self._send(format_line("done", pairs))
+            job.answered.set()
 
     # -- output ---------------------------------------------------------------------
 

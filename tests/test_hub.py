@@ -1,0 +1,390 @@
+"""The Hub adapter: syntax helpers in process, and the real ``pedina hub`` driven with pexpect.
+
+These tests check protocol behaviour only (never the strength of the search):
+every ``go`` ends with exactly one ``done`` carrying legal moves, timing bounds
+hold, bad input gives ``error`` and keeps the previous state.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import time
+from collections.abc import Iterator
+
+import pexpect
+import pytest
+
+from engine import START_HUB, Board, Position
+from engine.search import WIN, Info, Limits
+from engine.move import parse_move
+from protocol.hub import (HubEngine, HubInputError, apply_level, format_info, format_line, hard_budget,
+                          parse_line)
+
+PEDINA = shutil.which("pedina")
+# White to move with a single legal move, the capture 22x13x18.
+FORCED = Position.from_squares(white_men=[22, 30], black_men=[18, 5]).hub()
+# Black to move without pieces, so without legal moves.
+NO_MOVES = Position.from_squares(white_men=[21, 25], white_to_move=False).hub()
+TOKEN = re.compile(r'[^\s"=]+=(?:"[^"=]*"|[^\s"=]+)')
+
+
+# -- in process -------------------------------------------------------------------------------
+
+
+def test_parse_line_reads_flags_quotes_and_loose_blanks() -> None:
+    assert parse_line('pos pos=Wbb moves = "23-19 10-14"') == ("pos", [("pos", "Wbb"), ("moves", "23-19 10-14")])
+    assert parse_line("level infinite") == ("level", [("infinite", None)])
+    assert parse_line('set-param name=x value=""') == ("set-param", [("name", "x"), ("value", "")])
+    for bad in ('pos pos="Wbb', "=x", "go think =", 'level "time"=1'):
+        with pytest.raises(HubInputError):
+            parse_line(bad)
+
+
+def test_format_line_quotes_only_when_needed() -> None:
+    assert format_line("id", [("name", "Pedina"), ("author", "A B"), ("x", "")]) == 'id name=Pedina author="A B" x=""'
+    command, args = parse_line(format_line("error", [("message", 'say "hi" = now')]))
+    assert command == "error" and args == [("message", "say 'hi' = now")]
+
+
+def test_info_is_formatted_like_scan() -> None:
+    board = Board()
+    pv = [board.parse_move("23-19")]
+    line = format_info(Info(depth=9, mean_depth=8.96, score=12, nodes=81234, time=0.402, pv=pv), False)
+    assert line == 'info depth=9 mean-depth=9.0 score=0.12 nodes=81234 time=0.402 nps=0.202 pv=23-19'
+    win_in_3 = format_info(Info(3, 3.0, WIN - 3, 10, 0.0, pv, multipv=2), True)
+    assert "score=99.97" in win_in_3 and "multipv=2" in win_in_3 and "nps=0.000" in win_in_3
+    assert "score=-99.95" in format_info(Info(5, 5.0, -(WIN - 5), 10, 1.0, []), False)
+
+
+def test_level_fields_combine_validate_and_clamp() -> None:
+    limits = apply_level(Limits(), parse_line("level moves=20 time=59.5 inc=1")[1])
+    assert (limits.moves_to_go, limits.time, limits.inc) == (20, 59.5, 1.0)
+    limits = apply_level(limits, parse_line("level depth=7")[1])
+    assert (limits.depth, limits.time) == (7, 59.5)
+    assert apply_level(Limits(), parse_line("level time=-0.25")[1]).time == 0.0
+    assert apply_level(Limits(), parse_line("level infinite")[1]).infinite
+    for bad in ("level", "level depth=0", "level depth=x", "level time=nan", "level nodes=-3",
+                "level speed=3", "level infinite=yes", "level depth"):
+        with pytest.raises(HubInputError):
+            apply_level(Limits(), parse_line(bad)[1])
+
+
+def test_hard_budget_keeps_the_clock_positive() -> None:
+    assert hard_budget(Limits(move_time=0.5)) == 0.5
+    assert hard_budget(Limits(time=9.0, inc=1.0)) == pytest.approx(9.0)
+    assert 0 < (hard_budget(Limits(time=0.0, inc=0.0)) or 0) <= 0.01
+    assert hard_budget(Limits(depth=3)) is None
+
+
+def test_in_process_session_keeps_state_on_errors() -> None:
+    output = io.StringIO()
+    engine = HubEngine(output)
+    engine.run([f"pos pos={START_HUB}", "level depth=1", f'pos pos={START_HUB} moves="23-19 23-19"',
+                "level depth=1", "go think", "quit", "ping"])
+    lines = output.getvalue().splitlines()
+    assert lines[0].startswith("error message=") and "move 2" in lines[0]
+    done = lines[-1]
+    assert done.startswith("done move=")
+    parse_move(Position.start(), done.split()[1].split("=")[1])  # legal in the kept start position
+    assert "pong" not in lines  # nothing after quit
+
+
+# -- the real process -------------------------------------------------------------------------
+
+
+class Hub:
+    """A ``pedina hub`` process under pexpect, with small helpers."""
+
+    def __init__(self, *args: str) -> None:
+        assert PEDINA is not None, "the pedina console script is not installed"
+        self.child = pexpect.spawn(PEDINA, ["hub", *args], encoding="utf-8", timeout=10, echo=False)
+
+    def send(self, line: str) -> None:
+        self.child.sendline(line)
+
+    def expect_line(self, command: str, timeout: float = 10) -> str:
+        """The first complete line starting with the word ``command``; earlier lines are skipped."""
+        return self.lines_until(command, timeout)[-1]
+
+    def lines_until(self, command: str, timeout: float = 10) -> list[str]:
+        """All complete lines up to and including the first one starting with the word ``command``."""
+        self.child.expect(rf"(?m)^({re.escape(command)}(?: [^\r\n]*)?)\r?\n", timeout=timeout)
+        before = [line.strip() for line in str(self.child.before).splitlines() if line.strip()]
+        return before + [str(self.child.match.group(1))]
+
+    def handshake(self) -> list[str]:
+        self.send("hub")
+        lines = self.lines_until("wait")
+        self.send("set-param name=variant value=italian")
+        self.send("init")
+        self.expect_line("ready")
+        return lines
+
+    def go(self, board: Board, level: str, mode: str = "think", timeout: float = 15) -> tuple[str, float]:
+        """Search ``board`` at ``level``; the done line and the seconds it took."""
+        moves = " ".join(move.hub() for move in board.moves)
+        self.send(f'pos pos={board.start.hub()}' + (f' moves="{moves}"' if moves else ""))
+        if level:
+            self.send(f"level {level}")
+        started = time.perf_counter()
+        self.send(f"go {mode}")
+        done = self.expect_line("done", timeout=timeout)
+        return done, time.perf_counter() - started
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.send("quit")
+            self.child.expect(pexpect.EOF, timeout=5)
+        self.child.close()
+
+
+@pytest.fixture
+def hub() -> Iterator[Hub]:
+    engine = Hub()
+    engine.handshake()
+    yield engine
+    engine.close()
+
+
+def done_moves(board: Board, done: str) -> tuple[str, str | None]:
+    """Check a ``done`` line: move first, legal, in full Hub text; the ponder move legal after it."""
+    command, args = parse_line(done)
+    assert command == "done" and args and args[0][0] == "move", done
+    fields = dict(args)
+    move = board.parse_move(fields["move"] or "")
+    assert move.hub() == fields["move"], "the move must be in full Hub text (captures with captured squares)"
+    ponder = fields.get("ponder")
+    if ponder is not None:
+        after = board.copy()
+        after.push(move)
+        assert after.parse_move(ponder).hub() == ponder
+    assert set(fields) <= {"move", "ponder"}
+    return move.hub(), ponder
+
+
+def test_handshake_declares_id_params_with_key_value_tokens() -> None:
+    engine = Hub()
+    try:
+        lines = engine.handshake()
+        assert lines[0].startswith("id ")
+        assert lines[-1] == "wait"
+        for line in lines[:-1]:
+            body = line.split(" ", 1)[1]
+            tokens = TOKEN.findall(body)
+            assert " ".join(tokens) == body, f"every token must be key=value without '=' in quotes: {line}"
+        id_fields = dict(parse_line(lines[0])[1])
+        assert id_fields["name"] == "Pedina" and id_fields["country"] == "Italy" and id_fields["version"]
+        params = {dict(parse_line(line)[1])["name"]: dict(parse_line(line)[1]) for line in lines[1:-1]}
+        assert params["variant"] == {"name": "variant", "value": "italian", "type": "enum", "values": "italian"}
+        assert params["tt-size"]["type"] == "int" and params["ponder"]["type"] == "bool"
+        assert (params["skill"]["min"], params["skill"]["max"]) == ("0", "20")
+        assert params["multipv"]["type"] == "int"
+        engine.send("ping")
+        engine.expect_line("pong")
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("level, bound", [
+    ("depth=2", None), ("nodes=300", None), ("move-time=0.3", 0.3), ("time=1.5", 1.5),
+    ("time=0.9 inc=0.1", 1.0), ("moves=5 time=1", 1.0), ("moves=1 time=0.4 inc=0.1", 0.5),
+    ("time=-0.2", 0.0),
+])
+def test_go_think_at_each_level_form_answers_one_legal_done_in_time(hub: Hub, level: str, bound: float | None) -> None:
+    board = Board()
+    for text in ("23-19", "10-14"):
+        board.push_text(text)
+    done, elapsed = hub.go(board, level)
+    done_moves(board, done)
+    if bound is not None:
+        # the bound of the level, plus process and terminal latency
+        assert elapsed <= bound + 0.25, f"{level}: done after {elapsed:.3f} s"
+    hub.send("ping")
+    lines = hub.lines_until("pong")
+    assert not any(line.startswith("done") for line in lines[:-1]), "exactly one done per go"
+
+
+def test_info_lines_are_key_value_with_scan_types(hub: Hub) -> None:
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("level depth=3")
+    hub.send("go think")
+    lines = hub.lines_until("done")
+    infos = [line for line in lines if line.startswith("info ")]
+    assert infos, "a search reports at least one info line"
+    for line in infos:
+        fields = dict(parse_line(line)[1])
+        int(fields["depth"] or "")
+        int(fields["nodes"] or "")
+        assert re.fullmatch(r"\d+\.\d", fields["mean-depth"] or "")
+        assert re.fullmatch(r"-?\d+\.\d\d", fields["score"] or "")
+        float(fields["time"] or "")
+        float(fields["nps"] or "")
+        board = Board()
+        for move in (fields.get("pv") or "").split():
+            board.push_text(move)
+
+
+def test_infinite_search_answers_ping_and_stops_within_100_ms(hub: Hub) -> None:
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("level infinite")
+    hub.send("go think")
+    time.sleep(0.2)
+    hub.send("ping")
+    lines = hub.lines_until("pong")
+    assert not any(line.startswith("done") for line in lines)
+    with pytest.raises(pexpect.TIMEOUT):  # still searching after the ping
+        hub.expect_line("done", timeout=0.5)
+    started = time.perf_counter()
+    hub.send("stop")
+    done = hub.expect_line("done", timeout=2)
+    assert time.perf_counter() - started < 0.1
+    done_moves(Board(), done)
+
+
+def test_stop_during_go_analyze_is_answered_within_100_ms(hub: Hub) -> None:
+    board = Board()
+    board.push_text("22-18")
+    hub.send(f'pos pos={START_HUB} moves="22-18"')
+    hub.send("go analyze")
+    time.sleep(0.3)
+    with pytest.raises(pexpect.TIMEOUT):
+        hub.expect_line("done", timeout=0.2)
+    started = time.perf_counter()
+    hub.send("stop")
+    done = hub.expect_line("done", timeout=2)
+    assert time.perf_counter() - started < 0.1
+    done_moves(board, done)
+
+
+def test_ponder_then_ponder_hit_moves_on_the_clock(hub: Hub) -> None:
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("level move-time=0.3")
+    hub.send("go ponder")
+    with pytest.raises(pexpect.TIMEOUT):  # pondering does not end on its own before ponder-hit
+        hub.expect_line("done", timeout=0.6)
+    hub.send("ping")
+    hub.expect_line("pong")
+    started = time.perf_counter()
+    hub.send("ponder-hit")
+    done = hub.expect_line("done", timeout=3)
+    assert time.perf_counter() - started <= 0.3 + 0.25
+    done_moves(Board(), done)
+
+
+def test_ponder_then_stop_ends_with_one_done(hub: Hub) -> None:
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("level time=5 inc=1")
+    hub.send("go ponder")
+    time.sleep(0.2)
+    hub.send("stop")
+    done_moves(Board(), hub.expect_line("done", timeout=2))
+    hub.send("ping")
+    assert not any(line.startswith("done") for line in hub.lines_until("pong"))
+
+
+def test_other_command_during_search_stops_it_then_is_handled(hub: Hub) -> None:
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("level infinite")
+    hub.send("go analyze")
+    time.sleep(0.2)
+    hub.send(f'pos pos={START_HUB} moves="23-19"')
+    hub.send("level depth=1")
+    hub.send("go think")
+    first = hub.expect_line("done", timeout=2)
+    done_moves(Board(), first)  # the interrupted search's move, legal at the start
+    board = Board()
+    board.push_text("23-19")
+    done_moves(board, hub.expect_line("done", timeout=5))  # then the new search
+
+
+def test_level_is_reset_after_pos_and_after_go(hub: Hub) -> None:
+    # level infinite then pos: the next go think must end by itself (default time per move)
+    hub.send("level infinite")
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("go think")
+    done_moves(Board(), hub.expect_line("done", timeout=5))
+    hub.send("level infinite")
+    hub.send("go think")
+    hub.send("stop")
+    hub.expect_line("done", timeout=2)
+    hub.send("go think")  # no level again: ends by itself
+    done_moves(Board(), hub.expect_line("done", timeout=5))
+
+
+def test_bad_input_gives_error_and_keeps_state(hub: Hub) -> None:
+    for line in ("go think", "frobnicate", "pos", "pos pos=" + "W" + "e" * 50,
+                 "pos pos=Xbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww", f'pos pos={START_HUB} moves="23-19 23-19"',
+                 f'pos pos={START_HUB} moves="23x19"', "level depth=-1", "level time=abc",
+                 "set-param name=colour value=red", "set-param name=skill value=21", "set-param name=ponder value=2",
+                 "set-param name=variant value=international", 'pos pos="Wbb', "go", "go fast"):
+        hub.send(line)
+        error = hub.expect_line("error", timeout=5)
+        assert dict(parse_line(error)[1])["message"], line
+    # go before any valid pos was the first error; now a valid pos, then bad ones keep it
+    hub.send(f"pos pos={START_HUB}")
+    hub.send(f'pos pos={START_HUB} moves="23-19 11-15 11-15"')
+    hub.expect_line("error")
+    hub.send("level depth=1")
+    hub.send("go think")
+    done_moves(Board(), hub.expect_line("done"))
+
+
+def test_forced_move_and_no_move_positions(hub: Hub) -> None:
+    hub.send(f"pos pos={FORCED}")
+    hub.send("level infinite")
+    hub.send("go think")
+    done = hub.expect_line("done", timeout=2)  # a single legal move is answered at once
+    assert done == "done move=22x13x18" or done.startswith("done move=22x13x18 ")
+    hub.send(f"pos pos={NO_MOVES}")
+    hub.send("go think")
+    assert "no legal moves" in hub.expect_line("error", timeout=2)
+
+
+def test_multipv_param_adds_multipv_key(hub: Hub) -> None:
+    hub.send("set-param name=multipv value=2")
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("level depth=2")
+    hub.send("go think")
+    lines = hub.lines_until("done")
+    assert all("multipv=" in line for line in lines if line.startswith("info "))
+
+
+def test_quit_during_search_sends_done_then_exits() -> None:
+    engine = Hub()
+    engine.handshake()
+    engine.send(f"pos pos={START_HUB}")
+    engine.send("go analyze")
+    time.sleep(0.2)
+    engine.send("quit")
+    engine.expect_line("done", timeout=2)
+    engine.child.expect(pexpect.EOF, timeout=2)
+    engine.child.close()
+
+
+def test_end_of_input_exits_at_once_even_while_searching() -> None:
+    engine = Hub()
+    engine.handshake()
+    engine.send(f"pos pos={START_HUB}")
+    engine.send("level infinite")
+    engine.send("go think")
+    time.sleep(0.2)
+    started = time.perf_counter()
+    engine.child.sendeof()
+    engine.child.expect(pexpect.EOF, timeout=2)
+    assert time.perf_counter() - started < 0.5
+    engine.child.close()
+    assert engine.child.exitstatus == 0
+
+
+def test_log_file_records_both_directions(tmp_path: pytest.TempPathFactory) -> None:
+    log = f"{tmp_path}/session.log"
+    engine = Hub("--log", log)
+    engine.handshake()
+    engine.send("ping")
+    engine.expect_line("pong")
+    engine.close()
+    text = open(log, encoding="utf-8").read()
+    assert re.search(r"> hub$", text, re.M) and re.search(r"< wait$", text, re.M)
+    assert re.search(r"> ping$", text, re.M) and re.search(r"< pong$", text, re.M)
