@@ -1,0 +1,199 @@
+"""Fuzzing the real ``pedina hub``: thousands of random and mutated lines.
+
+The engine must stay alive, answer every ``ping`` (also in the middle of
+searches), print only well-formed protocol lines, never more ``done`` than
+``go``, and keep stderr empty.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+from engine import Board
+from protocol.hub import HubInputError, parse_line
+
+PEDINA = shutil.which("pedina")
+ANSWERS = {"id", "param", "wait", "ready", "info", "done", "pong", "error"}
+# Characters for random text: printable ASCII, quotes and '=' often, some control and non-ASCII
+# characters, but no line breaks (so one line sent is one line read).
+ALPHABET = ('abcdefghijklmnopqrstuvwxyzWBewb0123456789-x=" ' * 3
+            + "\t\x00\x07\x1b\x7f\u00e8\u2028\U0001f600!@#$%^&*()[]{};:,.<>/?\\|~`")
+
+
+def random_game_position(rng: random.Random) -> tuple[str, list[str]]:
+    """The start position and a few random legal moves from it (Hub texts)."""
+    board = Board()
+    for _ in range(rng.randrange(0, 30)):
+        moves = board.legal_moves()
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    return board.start.hub(), [move.hub() for move in board.moves]
+
+
+def valid_line(rng: random.Random) -> str:
+    kind = rng.random()
+    if kind < 0.25:
+        start, moves = random_game_position(rng)
+        cut = rng.randrange(0, len(moves) + 1)
+        if rng.random() < 0.5 or not moves:
+            return f'pos pos={start}' + (f' moves="{" ".join(moves[:cut])}"' if cut else "")
+        board = Board()
+        for text in moves[:cut]:
+            board.push_text(text)
+        return f'pos pos={board.position.hub()} moves="{" ".join(moves[cut:])}"'
+    if kind < 0.45:
+        return rng.choice(["level depth=1", "level depth=2", "level nodes=50", "level move-time=0.01",
+                           "level time=0.05", "level time=0.04 inc=0.01", "level moves=3 time=0.05",
+                           "level infinite", "level time=-0.3", "level depth=1 nodes=20"])
+    if kind < 0.52:
+        return "go " + rng.choice(["think", "ponder", "analyze"])
+    if kind < 0.62:
+        name = rng.choice(["variant", "tt-size", "ponder", "multipv", "skill", "bogus"])
+        value = rng.choice(["italian", "1", "2", "20", "0", "true", "false", "-5", "99999", "x"])
+        return f"set-param name={name} value={value}"
+    return rng.choice(["ping", "stop", "ponder-hit", "new-game", "hub", "init", "ping"])
+
+
+def mutate(line: str, rng: random.Random) -> str:
+    chars = list(line)
+    for _ in range(rng.randrange(1, 4)):
+        op = rng.randrange(5)
+        at = rng.randrange(len(chars) + 1)
+        if op == 0 and chars:
+            del chars[min(at, len(chars) - 1)]
+        elif op == 1:
+            chars.insert(at, rng.choice(ALPHABET))
+        elif op == 2:
+            chars = chars[:at]
+        elif op == 3 and chars:
+            end = min(len(chars), at + rng.randrange(1, 10))
+            chars[at:at] = chars[at:end]
+        elif op == 4 and chars:
+            index = min(at, len(chars) - 1)
+            if chars[index].isdigit():
+                chars[index] = rng.choice("0123456789-.")
+    return "".join(chars)
+
+
+def fuzz_lines(rng: random.Random, count: int) -> list[bytes]:
+    lines: list[bytes] = []
+    for _ in range(count):
+        kind = rng.random()
+        if kind < 0.5:
+            text = valid_line(rng)
+        elif kind < 0.9:
+            text = mutate(valid_line(rng), rng)
+        elif kind < 0.97:
+            text = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 80)))
+        else:
+            text = "pos pos=" + "".join(rng.choice("WBwbe") for _ in range(rng.randrange(0, 5000)))
+        data = text.encode("utf-8")
+        if rng.random() < 0.02:  # bytes that are not UTF-8 at all
+            data += bytes(rng.randrange(128, 256) for _ in range(rng.randrange(1, 8)))
+        if b"quit" in data:
+            continue
+        lines.append(data)
+    return lines
+
+
+def command_of(data: bytes) -> str:
+    """The command word the engine reads in ``data`` ('' when the line has none)."""
+    try:
+        return parse_line(data.decode("utf-8", errors="replace"))[0]
+    except HubInputError:
+        return ""
+
+
+class Process:
+    """``pedina hub`` with its stdout read into a queue and its stderr collected."""
+
+    def __init__(self) -> None:
+        assert PEDINA is not None
+        self.proc = subprocess.Popen([PEDINA, "hub"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, bufsize=0)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stderr = b""
+        self.pongs = 0
+        self.dones = 0
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines.put(raw.decode("utf-8"))
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        self.stderr = self.proc.stderr.read()
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data + b"\n")
+
+    def drain_until_pongs(self, wanted: int, timeout: float) -> None:
+        """Read (and check) output lines until ``wanted`` pongs have been seen in all."""
+        deadline = time.monotonic() + timeout
+        while self.pongs < wanted:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"engine answered {self.pongs} of {wanted} pings "
+                                     f"(alive: {self.proc.poll() is None})") from None
+            assert line.endswith("\n")
+            command, args = parse_line(line.rstrip("\n"))
+            assert command in ANSWERS, line
+            if command == "pong":
+                self.pongs += 1
+            elif command == "done":
+                self.dones += 1
+                assert args and args[0][0] == "move", line
+            elif command == "error":
+                assert [key for key, _ in args] == ["message"], line
+
+
+def run_fuzz(count: int, seed: int) -> None:
+    rng = random.Random(seed)
+    engine = Process()
+    pings = gos = 0
+    try:
+        for number, data in enumerate(fuzz_lines(rng, count), start=1):
+            engine.send(data)
+            command = command_of(data)
+            pings += command == "ping"
+            gos += command == "go"
+            if number % 250 == 0:  # checkpoint: everything so far answered, engine alive
+                engine.send(b"ping")
+                pings += 1
+                engine.drain_until_pongs(pings, timeout=30)
+        engine.send(b"stop")
+        engine.send(b"ping")
+        engine.drain_until_pongs(pings + 1, timeout=30)
+        assert engine.dones <= gos
+        engine.send(b"quit")
+        assert engine.proc.wait(timeout=10) == 0
+        engine._stderr_reader.join(timeout=5)
+        assert engine.stderr == b"", engine.stderr[:500]
+    finally:
+        if engine.proc.poll() is None:
+            engine.proc.kill()
+            engine.proc.wait()
+
+
+def test_fuzz_thousands_of_lines_keeps_the_engine_alive_and_stderr_empty() -> None:
+    run_fuzz(3000, seed=20261130)
+
+
+@pytest.mark.slow
+def test_fuzz_long_run() -> None:
+    run_fuzz(10000 if os.environ.get("PEDINA_CI") else 50000, seed=7)
