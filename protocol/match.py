@@ -599,7 +599,7 @@ class Tally:
         counts = self.pairs.setdefault((first, second), [0, 0, 0])
         points = record.points(first)
         counts[0 if points == 1.0 else 1 if points == 0.5 else 2] += 1
-        self.terminations[record.termination.split(":")[0]] += 1
+        self.terminations[record.termination] += 1
         if record.failure is not None:
             self.failures[(record.failure.engine, record.failure.reason)] += 1
         self.history.append(self.estimate(0))

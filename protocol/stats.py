@@ -10,6 +10,9 @@ formulas are the ones engine testers use (cutechess-cli, fastchess):
 - SPRT on logistic Elo with the trinomial (W/D/L) normal approximation of the
   generalised log-likelihood ratio: ``N (s1 - s0) (2 s - s0 - s1) / (2 var)``,
   stopping at ``log(beta / (1 - alpha))`` (H0) or ``log((1 - beta) / alpha)`` (H1).
+  An outcome class that has not occurred yet counts as half a game there (a
+  Jeffreys-style prior), so a one-sided run has a variance and stops after a
+  dozen or so games, not after its first.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 
-def score_of(wins: int, draws: int, losses: int) -> float:
+def score_of(wins: float, draws: float, losses: float) -> float:
     """The points fraction, 0.5 when no game was played."""
     games = wins + draws + losses
     return (wins + draws / 2) / games if games else 0.5
@@ -39,7 +42,7 @@ def score_of_elo(elo: float) -> float:
     return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
-def variance(wins: int, draws: int, losses: int) -> float:
+def variance(wins: float, draws: float, losses: float) -> float:
     """The per-game variance of the score (0 when no game was played)."""
     games = wins + draws + losses
     if not games:
@@ -92,6 +95,10 @@ def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -
                        elo_of_score(s + margin), los(wins, draws, losses))
 
 
+#: What an outcome class that has not occurred counts as in the SPRT (games).
+_EMPTY = 0.5
+
+
 @dataclass(frozen=True)
 class Sprt:
     """A sequential probability ratio test of H0 ``elo = elo0`` against H1 ``elo = elo1``."""
@@ -118,13 +125,14 @@ class Sprt:
         return math.log((1 - self.beta) / self.alpha)
 
     def llr(self, wins: int, draws: int, losses: int) -> float:
-        """The log-likelihood ratio so far (0 while the variance is still 0)."""
-        var = variance(wins, draws, losses)
-        if var <= 0.0:
+        """The log-likelihood ratio after these games (0 before the first game)."""
+        games = wins + draws + losses
+        if not games:
             return 0.0
+        w, d, l = (count or _EMPTY for count in (wins, draws, losses))
+        s, var = score_of(w, d, l), variance(w, d, l)
         s0, s1 = score_of_elo(self.elo0), score_of_elo(self.elo1)
-        s = score_of(wins, draws, losses)
-        return (wins + draws + losses) * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
+        return games * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
 
     def decision(self, wins: int, draws: int, losses: int) -> str | None:
         """``"H0"`` or ``"H1"`` once decided, else ``None``."""

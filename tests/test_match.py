@@ -1,0 +1,309 @@
+"""``pedina match``: whole matches with Pedina and with the fixture engines (fast settings)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine import Board, Position, legal_moves, perft
+from engine.pdn import read_games, write_game
+from protocol.cli import main
+from protocol.match import MatchError, all_openings, read_openings, schedule
+
+PYTHON = shlex.quote(sys.executable)
+PEDINA = f"{PYTHON} -m protocol.cli hub"
+FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
+RANDOM = f"{PYTHON} {shlex.quote(FIXTURE)}"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["match", *args])
+
+
+def games_of(path: Path) -> dict[tuple[str, str, str], tuple[str, list[str], str]]:
+    """Round, White, Black -> result, moves (Hub text), termination, as engine.pdn reads the file."""
+    return {(g.headers["Round"], g.headers["White"], g.headers["Black"]):
+            (g.result, [m.hub() for m in g.board.moves], g.headers["Termination"])
+            for g in read_games(path.read_text())}
+
+
+def test_pedina_match_runs_and_its_pdn_reads_back_in_pydraughts(tmp_path: Path) -> None:
+    from draughts import WHITE, Board as PyBoard, Move as PyMove  # type: ignore[import-untyped]
+    from draughts.PDN import PDNReader  # type: ignore[import-untyped]
+
+    pdn = tmp_path / "games.pdn"
+    result = run("--engine", f"cmd={PEDINA}", "name=deep", "depth=3",
+                 "--engine", f"cmd={PEDINA}", "name=shallow", "depth=1", "option.tt-size=8",
+                 "--games", "4", "--maxplies", "120", "--pdnout", str(pdn), "--event", "Test match")
+    assert result.exit_code == 0, result.output
+    assert "4/4 games" in result.output and "4 games played" in result.output
+    assert "deep vs shallow: +" in result.output and "LOS" in result.output
+    ours = read_games(pdn.read_text())
+    theirs = PDNReader(filename=str(pdn)).games
+    assert len(ours) == len(theirs) == 4
+    for game, read in zip(ours, theirs):
+        assert read.tags["GameType"] == "22" and read.variant == "italian"
+        assert read.game_ending == game.result == read.tags["Result"] != "*"
+        for tag in ("Event", "Site", "Date", "Round", "White", "Black", "TimeControl", "Termination"):
+            assert read.tags[tag] == game.headers[tag]
+        assert read.tags["Event"] == "Test match"
+        assert {read.tags["White"], read.tags["Black"]} == {"deep", "shallow"}
+        assert read.tags["TimeControl"] == "depth 3 / depth 1" or read.tags["TimeControl"] == "depth 1 / depth 3"
+        assert len(read.moves) == len(game.board.moves) >= 3
+        board = PyBoard(variant="italian", fen="startpos")
+        for text in read.moves:
+            board.push(PyMove(board, pdn_move=text))
+        if read.tags["Termination"] == "normal":    # no moves left: pydraughts sees the same winner
+            assert board.is_over()
+            assert (board.winner() == WHITE) == (read.game_ending == "1-0")
+    # the two games of each round used the same opening, with the colours swapped
+    assert [g.headers["Round"] for g in ours] == ["1", "1", "2", "2"]
+    assert ours[0].board.moves[:3] == ours[1].board.moves[:3]
+    assert ours[0].headers["White"] == ours[1].headers["Black"]
+
+
+def test_broken_engines_lose_and_the_match_finishes(tmp_path: Path) -> None:
+    pdn = tmp_path / "broken.pdn"
+    result = run("--engine", f"cmd={RANDOM}", "name=good", "option.seed=1",
+                 "--engine", f"cmd={RANDOM}", "name=illegal", "option.mode=illegal", "option.after=6",
+                 "--engine", f"cmd={RANDOM}", "name=crash", "option.mode=crash", "option.after=6",
+                 "--engine", f"cmd={RANDOM}", "name=silent", "option.mode=hang", "option.after=6",
+                 "--engine", f"cmd={RANDOM}", "name=slow", "option.mode=slow", "option.after=6",
+                 "option.delay=0.6", "st=0.1",
+                 "--gauntlet", "--rounds", "1", "--depth", "1", "--timeout", "1", "--timemargin", "0.1",
+                 "--pdnout", str(pdn))
+    assert result.exit_code == 0, result.output
+    games = games_of(pdn)
+    assert len(games) == 8
+    reasons = {"illegal": "illegal move", "crash": "crash", "silent": "no answer", "slow": "time forfeit"}
+    for (_, white, black), (outcome, moves, termination) in games.items():
+        loser = black if white == "good" else white
+        assert termination == reasons[loser]
+        assert outcome == ("1-0" if white == "good" else "0-1")
+        assert len(moves) >= 6           # the engines misbehave only from ply 6 on
+    # each failure is logged with the engine's last lines
+    assert "illegal loses by illegal move" in result.output and "< done move=1-2" in result.output
+    assert "crash loses by crash" in result.output and "exited with code 3" in result.output
+    assert "silent loses by no answer" in result.output and "> go think" in result.output
+    assert "slow loses by time forfeit" in result.output
+    assert any(line.split()[:3] == ["1", "good", "8"] for line in result.output.splitlines())  # ranked first
+    assert "Engine failures:" in result.output
+
+
+def test_a_silent_engine_under_a_clock_loses_on_time() -> None:
+    result = run("--engine", f"cmd={RANDOM}", "name=good",
+                 "--engine", f"cmd={RANDOM}", "name=silent", "option.mode=hang", "option.after=2",
+                 "--tc", "0.3+0.05", "--games", "2")
+    assert result.exit_code == 0, result.output
+    assert "silent loses by time forfeit" in result.output
+    assert "good vs silent: +2 =0 -0" in result.output
+
+
+def test_concurrent_fixed_depth_games_equal_the_sequential_ones(tmp_path: Path) -> None:
+    runs = []
+    for concurrency in ("1", "2"):
+        pdn = tmp_path / f"c{concurrency}.pdn"
+        result = run("--engine", f"cmd={PEDINA}", "name=A", "--engine", f"cmd={PEDINA}", "name=B",
+                     "option.skill=10", "--depth", "2", "--games", "6", "--maxplies", "100",
+                     "--shuffle", "--seed", "7", "--concurrency", concurrency, "--pdnout", str(pdn))
+        assert result.exit_code == 0, result.output
+        runs.append(games_of(pdn))
+    assert len(runs[0]) == 6
+    assert runs[0] == runs[1]
+
+
+def test_adjudication_by_agreeing_scores(tmp_path: Path) -> None:
+    draws = tmp_path / "draw.pdn"
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "option.score=0.05",
+                 "--engine", f"cmd={RANDOM}", "name=B", "option.score=-0.1", "option.seed=2",
+                 "--depth", "1", "--games", "2", "--draw", "movenumber=10", "movecount=3", "score=10",
+                 "--pdnout", str(draws))
+    assert result.exit_code == 0, result.output
+    assert "adjudication: draw by score 2" in result.output and "A vs B: +0 =2 -0" in result.output
+    for outcome, moves, termination in games_of(draws).values():
+        assert (outcome, termination, len(moves)) == ("1/2-1/2", "adjudication: draw by score", 19)
+    wins = tmp_path / "win.pdn"
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "option.score=4",
+                 "--engine", f"cmd={RANDOM}", "name=B", "option.score=-4", "--depth", "1",
+                 "--games", "2", "--resign", "movecount=2", "score=300", "--pdnout", str(wins))
+    assert result.exit_code == 0, result.output
+    assert "A vs B: +2 =0 -0" in result.output
+    for outcome, moves, termination in games_of(wins).values():
+        assert termination == "adjudication: win by score"
+        assert len(moves) == 3 + 4    # the opening, then two scores from each engine
+    # both engines claim to be winning: no agreement, no adjudication
+    disagree = tmp_path / "disagree.pdn"
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "option.score=4",
+                 "--engine", f"cmd={RANDOM}", "name=B", "option.score=4", "--depth", "1",
+                 "--games", "2", "--resign", "movecount=2", "score=300", "--pdnout", str(disagree))
+    assert result.exit_code == 0, result.output
+    assert all(termination == "normal" for _, _, termination in games_of(disagree).values())
+
+
+def test_maximum_length(tmp_path: Path) -> None:
+    short = tmp_path / "short.pdn"
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=B",
+                 "--depth", "1", "--games", "4", "--maxplies", "12", "--pdnout", str(short))
+    assert result.exit_code == 0, result.output
+    games = games_of(short).values()
+    assert all(len(moves) <= 12 for _, moves, _ in games)
+    assert all((outcome, termination) == ("1/2-1/2", "adjudication: maximum length")
+               for outcome, moves, termination in games if len(moves) == 12)
+    assert any(len(moves) == 12 for _, moves, _ in games)
+
+
+def test_resume_plays_only_the_missing_games(tmp_path: Path) -> None:
+    pdn, log = tmp_path / "resume.pdn", tmp_path / "engine.log"
+    args = ["--engine", f"cmd={RANDOM}", "name=A", "option.seed=1", f"option.log={log}",
+            "--engine", f"cmd={RANDOM}", "name=B", "option.seed=2",
+            "--depth", "1", "--games", "8", "--pdnout", str(pdn)]
+    full = run(*args)
+    assert full.exit_code == 0, full.output
+    reference = games_of(pdn)
+    assert len(reference) == 8
+    # an interrupted match: three finished games, the fourth cut off while being written
+    text = pdn.read_text()
+    starts = [i for i in range(len(text)) if text.startswith("[Event ", i)]
+    pdn.write_text(text[:starts[3]] + text[starts[3]:starts[4]][:150])
+    kept = text[:starts[3]]
+    assert run(*args).exit_code != 0              # an existing file needs --resume
+    log.unlink()
+    resumed = run(*args, "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "dropped 1 unfinished game" in resumed.output
+    assert "resuming: 3 of 8 games already played" in resumed.output
+    assert "5 games played" in resumed.output and "3 resumed" in resumed.output
+    assert log.read_text().count("new-game") == 5  # engine A started exactly the 5 missing games
+    assert pdn.read_text().startswith(kept)        # finished games untouched
+    assert games_of(pdn) == reference              # same games (deterministic engines), none twice
+    again = run(*args, "--resume")                 # nothing left to play
+    assert again.exit_code == 0 and "0 games played" in again.output
+    assert games_of(pdn) == reference
+
+
+def test_resume_refuses_a_different_schedule(tmp_path: Path) -> None:
+    pdn = tmp_path / "other.pdn"
+    args = ["--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=B",
+            "--depth", "1", "--games", "2", "--pdnout", str(pdn)]
+    assert run(*args).exit_code == 0
+    result = run(*args, "--shuffle", "--seed", "5", "--resume")
+    assert result.exit_code == 1
+    assert "not in this match's schedule" in result.output and "Traceback" not in result.output
+
+
+def test_ctrl_c_keeps_finished_games_and_resume_completes(tmp_path: Path) -> None:
+    pdn = tmp_path / "int.pdn"
+    command = [sys.executable, "-m", "protocol.cli", "match",
+               "--engine", f"cmd={RANDOM}", "name=A", "option.mode=slow", "option.delay=0.03",
+               "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--maxplies", "20",
+               "--games", "30", "--pdnout", str(pdn)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pdn.exists() or pdn.read_text().count("[Event ") < 2):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=30)
+    assert process.returncode == 130, output
+    assert "--resume" in output and "Traceback" not in output
+    saved = len(read_games(pdn.read_text()))
+    assert 2 <= saved < 30
+    finished = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert f"{30 - saved} games played" in finished.stdout
+    assert len(games_of(pdn)) == 30
+
+
+def test_sprt_stops_the_match_when_decided() -> None:
+    result = run("--engine", f"cmd={RANDOM}", "name=good",
+                 "--engine", f"cmd={RANDOM}", "name=bad", "option.mode=illegal",
+                 "--depth", "1", "--games", "60", "--sprt", "elo0=0", "elo1=10", "alpha=0.05", "beta=0.05")
+    assert result.exit_code == 0, result.output
+    assert "H1 accepted" in result.output
+    assert "16 games played" in result.output     # 16 straight wins decide it (see test_stats)
+
+
+def test_plot_is_saved(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "elo.png"
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "option.seed=3",
+                 "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--games", "6",
+                 "--plot", str(picture))
+    assert result.exit_code == 0, result.output
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    result = run("--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+                 "--plot", "x.png")
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: --plot needs matplotlib: pip install 'pedina[plot]'"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", f"cmd={RANDOM}", "--depth", "1"], "at least two --engine"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}"], "no time control"),
+    (["--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=A", "--depth", "1"],
+     "names must differ"),
+    (["--engine", "name=A", "--engine", f"cmd={RANDOM}", "--depth", "1"], "no cmd= given"),
+    (["--engine", f"cmd={RANDOM}", "colour=red", "--engine", f"cmd={RANDOM}", "--depth", "1"],
+     "unknown engine setting 'colour'"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "--tc", "fast"], "bad time control"),
+    (["--engine", f"cmd={RANDOM}", "option.hash=8", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1"],
+     "no parameter 'hash'"),
+    (["--engine", "cmd=no-such-engine-xyz", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1"],
+     "cannot start"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+      "--draw", "movenumber=3"], "--draw needs exactly"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+      "--sprt", "elo0=5", "elo1=0", "alpha=0.05", "beta=0.05"], "elo0 < elo1"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--resume"],
+     "--resume needs --pdnout"),
+])
+def test_setup_mistakes_are_one_line_errors(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    assert [line for line in result.output.splitlines() if line.strip()] == [f"Error: {result.output.split('Error: ')[1].strip()}"]
+
+
+def test_default_openings_are_every_3_ply_start() -> None:
+    openings = all_openings()
+    assert len(openings) == perft(Position.start(), 3) == 302
+    assert len({tuple(m.hub() for m in o.moves) for o in openings}) == 302
+    games = schedule(3, openings, rounds=2)
+    assert [(g.round, g.white, g.black) for g in games[:6]] == [
+        (1, 0, 1), (1, 1, 0), (1, 0, 2), (1, 2, 0), (1, 1, 2), (1, 2, 1)]
+    assert len(games) == 12 and games[6].opening == openings[1]
+    gauntlet = schedule(3, openings, gauntlet=True, games=5)
+    assert [(g.white, g.black) for g in gauntlet] == [(0, 1), (1, 0), (0, 2), (2, 0), (0, 1)]
+
+
+def test_openings_from_fen_lines_and_pdn_games(tmp_path: Path) -> None:
+    fens = tmp_path / "open.fen"
+    fens.write_text("# two positions\nW:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12\n"
+                    "B:W18,22:B5,6\n")
+    openings = read_openings(str(fens))
+    assert [o.start.fen() for o in openings] == [Position.start().fen(), Position.parse("B:W18,22:B5,6").fen()]
+    board = Board()
+    for text in ("22-18", "12-16", "18-14"):
+        board.push_text(text)
+    games = tmp_path / "open.pdn"
+    games.write_text(write_game(board, {"Event": "x"}, "*") + "\n" + write_game(Board(), None, "*"))
+    read = read_openings(str(games))
+    assert [[m.hub() for m in o.moves] for o in read] == [["22-18", "12-16", "18-14"], []]
+    assert read[0].board().position == board.position
+    over = tmp_path / "over.fen"
+    over.write_text("B:W18:B\n")    # Black to move without pieces: the game is over
+    with pytest.raises(MatchError, match="no playable opening"):
+        read_openings(str(over))
+    assert len(legal_moves(openings[1].start)) > 0
