@@ -1,0 +1,328 @@
+"""Static evaluation: a linear function of board features, plus endgame knowledge.
+
+The score is in hundredths of a man from the side to move's point of view. It is
+linear in the weights (see :data:`FEATURES`), so :func:`features` gives the exact
+vector that :meth:`Evaluator.evaluate` multiplies, and ``scripts/tune.py`` fits
+the weights by logistic regression on game results.
+
+Features are White minus Black. "Phased" features have two weights, one for
+the opening (all 24 pieces) and one for the bare endgame, blended by the number
+of pieces left: a king is worth well under two men early and more later, men
+matter for their rows early and for promotion late. The other features have a
+single weight.
+
+Speed is the point of the layout: material and every square-based feature fold
+into piece-square values, summed through 12-bit chunk tables of the bitboards,
+and the mg/eg pair of each value is packed into one int so one sum carries both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from engine.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
+
+#: Features with an opening and an endgame weight (names get ``_mg``/``_eg``).
+PHASED: tuple[str, ...] = (
+    "man", "king", "row1", "row2", "row3", "row4", "row5", "row6",
+    "edge", "file1", "file2", "king_centre",
+)
+#: Features with one weight.
+PLAIN: tuple[str, ...] = (
+    "men_mobility", "king_mobility", "trapped_king", "runaway1", "runaway2", "tempo", "back_guard",
+)
+#: Every weight name, in the order of :func:`features`.
+FEATURES: tuple[str, ...] = tuple(f"{n}_{p}" for n in PHASED for p in ("mg", "eg")) + PLAIN
+
+#: Hand-set starting weights (the untuned evaluation; tuning starts here).
+DEFAULT_WEIGHTS: dict[str, int] = {
+    "man_mg": 100, "man_eg": 100, "king_mg": 150, "king_eg": 250,
+    "row1_mg": 0, "row1_eg": 2, "row2_mg": 2, "row2_eg": 5, "row3_mg": 4, "row3_eg": 10,
+    "row4_mg": 6, "row4_eg": 15, "row5_mg": 8, "row5_eg": 20, "row6_mg": 10, "row6_eg": 30,
+    "edge_mg": -4, "edge_eg": -2, "file1_mg": 0, "file1_eg": 0, "file2_mg": 3, "file2_eg": 1,
+    "king_centre_mg": 3, "king_centre_eg": 3,
+    "men_mobility": 2, "king_mobility": 2, "trapped_king": -30, "runaway1": 30, "runaway2": 15,
+    "tempo": 5, "back_guard": 6,
+}
+
+PIECES = 24
+#: Sizes of the known-result scores: below the proven-win range of the search
+#: (``WIN - ply``) but above its threshold, so they read as wins.
+KNOWN_WIN = 9500
+#: Returned when the side to move has no move at all (it has lost).
+NO_MOVES = -30000
+
+_HALF = 1 << 31
+_LOW = (1 << 32) - 1
+
+WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.json")
+
+
+def _square_geometry() -> list[tuple[int, int, int]]:
+    """(bit index, row from the top, column) for squares 1..32."""
+    out = []
+    for n in range(1, 33):
+        row, i = divmod(n - 1, 4)
+        column = 2 * i + (row & 1)
+        out.append((SQUARE_BIT[n].bit_length() - 1, row, column))
+    return out
+
+
+_GEOMETRY = _square_geometry()
+#: White's back row squares that matter most as guards (29 .. 32 is the row;
+#: 30 and 31 stop the most promotions), and Black's mirror images.
+_WHITE_GUARD = SQUARE_BIT[30] | SQUARE_BIT[31] | SQUARE_BIT[29]
+_BLACK_GUARD = SQUARE_BIT[3] | SQUARE_BIT[2] | SQUARE_BIT[4]
+_WHITE_ROW6 = sum(SQUARE_BIT[n] for n in range(5, 9))
+_BLACK_ROW6 = sum(SQUARE_BIT[n] for n in range(25, 29))
+
+
+def _men_counts(row: int, column: int) -> dict[str, int]:
+    """Phased feature counts of one White man on (row, column); rows relative to White."""
+    relative = 7 - row
+    edge_distance = min(column, 7 - column)
+    counts = {"man": 1}
+    if 1 <= relative <= 6:
+        counts[f"row{relative}"] = 1
+    if edge_distance == 0:
+        counts["edge"] = 1
+    elif edge_distance < 3:
+        counts[f"file{edge_distance}"] = 1
+    return counts
+
+
+def _king_counts(row: int, column: int) -> dict[str, int]:
+    centre = min(row, 7 - row) + min(column, 7 - column)
+    return {"king": 1, "king_centre": centre}
+
+
+def _square_counts() -> tuple[list[dict[str, int]], list[dict[str, int]]]:
+    """Per bit index: phased counts of a White man / White king standing there."""
+    men: list[dict[str, int]] = [{} for _ in range(36)]
+    kings: list[dict[str, int]] = [{} for _ in range(36)]
+    for index, row, column in _GEOMETRY:
+        men[index] = _men_counts(row, column)
+        kings[index] = _king_counts(row, column)
+    return men, kings
+
+
+_MEN_COUNTS, _KING_COUNTS = _square_counts()
+
+
+def _mirror_bits(bits: int) -> int:
+    """Board turned half a turn (square n <-> 33 - n): Black's view as White's."""
+    out = 0
+    for n in range(1, 33):
+        if bits & SQUARE_BIT[n]:
+            out |= SQUARE_BIT[33 - n]
+    return out
+
+
+def _chunk_tables(values: list[int]) -> list[list[int]]:
+    """Three 4096-entry tables: sum of ``values[bit]`` over the set bits of a 12-bit chunk."""
+    tables = []
+    for chunk in range(3):
+        table = [0] * 4096
+        for x in range(1, 4096):
+            low = x & -x
+            table[x] = table[x ^ low] + values[12 * chunk + low.bit_length() - 1]
+        tables.append(table)
+    return tables
+
+
+def _neighbours(bits: int) -> int:
+    return ((bits >> 4) | (bits >> 5) | (bits << 4) | (bits << 5)) & BOARD
+
+
+class Evaluator:
+    """The evaluation for one set of weights (missing names take the defaults)."""
+
+    def __init__(self, weights: dict[str, float] | None = None) -> None:
+        merged: dict[str, float] = dict(DEFAULT_WEIGHTS)
+        if weights:
+            unknown = set(weights) - set(FEATURES)
+            if unknown:
+                raise ValueError(f"unknown evaluation weights: {', '.join(sorted(unknown))}")
+            merged.update(weights)
+        self.weights: dict[str, int] = {name: int(round(merged[name])) for name in FEATURES}
+        w = self.weights
+        white_men = [0] * 36
+        white_kings = [0] * 36
+        black_men = [0] * 36
+        black_kings = [0] * 36
+        for index in range(36):
+            mg_m = sum(w[f"{k}_mg"] * c for k, c in _MEN_COUNTS[index].items())
+            eg_m = sum(w[f"{k}_eg"] * c for k, c in _MEN_COUNTS[index].items())
+            mg_k = sum(w[f"{k}_mg"] * c for k, c in _KING_COUNTS[index].items())
+            eg_k = sum(w[f"{k}_eg"] * c for k, c in _KING_COUNTS[index].items())
+            white_men[index] = mg_m + (eg_m << 32)
+            white_kings[index] = mg_k + (eg_k << 32)
+        # Black's value on a square is White's on the mirrored square, negated.
+        for n in range(1, 33):
+            index = SQUARE_BIT[n].bit_length() - 1
+            mirror = SQUARE_BIT[33 - n].bit_length() - 1
+            black_men[index] = -white_men[mirror]
+            black_kings[index] = -white_kings[mirror]
+        self._wm = _chunk_tables(white_men)
+        self._wk = _chunk_tables(white_kings)
+        self._bm = _chunk_tables(black_men)
+        self._bk = _chunk_tables(black_kings)
+        self._men_mobility = w["men_mobility"]
+        self._king_mobility = w["king_mobility"]
+        self._trapped_king = w["trapped_king"]
+        self._runaway1 = w["runaway1"]
+        self._runaway2 = w["runaway2"]
+        self._tempo = w["tempo"]
+        self._back_guard = w["back_guard"]
+
+    @classmethod
+    def from_file(cls, path: str = WEIGHTS_FILE) -> Evaluator:
+        """Load weights from a JSON object ``{name: value}`` (a ``weights`` key is also accepted)."""
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if isinstance(data, dict) and isinstance(data.get("weights"), dict):
+            data = data["weights"]
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object of weights")
+        return cls({str(k): float(v) for k, v in data.items()})
+
+    def evaluate(self, us: int, them: int, kings: int, white: bool) -> int:
+        """Score for the side owning ``us`` (``white`` is its colour).
+
+        Returns :data:`NO_MOVES` when that side cannot move; known endings get
+        0 (dead draw) or about :data:`KNOWN_WIN`.
+        """
+        if white:
+            w, b = us, them
+        else:
+            w, b = them, us
+        wk = w & kings
+        bk = b & kings
+        wm = w ^ wk
+        bm = b ^ bk
+        empty = BOARD ^ w ^ b
+        wm_t = self._wm
+        bm_t = self._bm
+        packed = (wm_t[0][wm & 4095] + wm_t[1][(wm >> 12) & 4095] + wm_t[2][wm >> 24]
+                  + bm_t[0][bm & 4095] + bm_t[1][(bm >> 12) & 4095] + bm_t[2][bm >> 24])
+        w_steps = ((wm >> 4) | (wm >> 5)) & empty
+        b_steps = ((bm << 4) | (bm << 5)) & empty
+        plain = (w_steps.bit_count() - b_steps.bit_count()) * self._men_mobility
+        mobile_w = w_steps
+        mobile_b = b_steps
+        if kings:
+            wk_t = self._wk
+            bk_t = self._bk
+            packed += (wk_t[0][wk & 4095] + wk_t[1][(wk >> 12) & 4095] + wk_t[2][wk >> 24]
+                       + bk_t[0][bk & 4095] + bk_t[1][(bk >> 12) & 4095] + bk_t[2][bk >> 24])
+            free = _neighbours(empty)
+            wk_moves = _neighbours(wk) & empty
+            bk_moves = _neighbours(bk) & empty
+            mobile_w |= wk_moves
+            mobile_b |= bk_moves
+            plain += ((wk_moves.bit_count() - bk_moves.bit_count()) * self._king_mobility
+                      + ((wk & ~free).bit_count() - (bk & ~free).bit_count()) * self._trapped_king)
+        if not (mobile_w if white else mobile_b):
+            return NO_MOVES
+        free_w = empty & WHITE_PROMOTION
+        free_b = empty & BLACK_PROMOTION
+        if wm & _WHITE_ROW6 or bm & _BLACK_ROW6:
+            plain += (((((free_w << 4) | (free_w << 5)) & wm).bit_count()
+                       - (((free_b >> 4) | (free_b >> 5)) & bm).bit_count()) * self._runaway1)
+        step_w = ((free_w << 4) | (free_w << 5)) & empty
+        step_b = ((free_b >> 4) | (free_b >> 5)) & empty
+        plain += (((((step_w << 4) | (step_w << 5)) & wm).bit_count()
+                   - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count()) * self._runaway2
+                  + ((wm & _WHITE_GUARD).bit_count() - (bm & _BLACK_GUARD).bit_count()) * self._back_guard)
+        n = (w | b).bit_count()
+        t = packed + _HALF
+        blended = ((t & _LOW) - _HALF) * n + (t >> 32) * (PIECES - n)
+        # Divide on the mover's side of zero so both colours round alike.
+        if white:
+            score = blended // PIECES + plain + self._tempo
+        else:
+            score = -blended // PIECES - plain + self._tempo
+        if n <= 6:
+            return _endgame(score, us & ~kings, us & kings, them & ~kings, them & kings)
+        return score
+
+
+def _endgame(score: int, men: int, kings: int, their_men: int, their_kings: int) -> int:
+    """Small-ending knowledge on top of the linear score (mover's view)."""
+    mine = (men | kings).bit_count()
+    theirs = (their_men | their_kings).bit_count()
+    if not (men or their_men):
+        if mine == theirs and mine <= 2:
+            return 0  # 1 king v 1 king, 2 v 2: no way to force anything
+    if theirs == 1 and kings.bit_count() >= 2:
+        return KNOWN_WIN + 10 * mine - 5 * _centrality(their_men | their_kings)
+    if mine == 1 and their_kings.bit_count() >= 2:
+        return -(KNOWN_WIN + 10 * theirs - 5 * _centrality(men | kings))
+    if not (men or their_men) and abs(mine - theirs) <= 1 and min(mine, theirs) >= 2:
+        return score // 4 if score >= 0 else -(-score // 4)  # even king endings are drawish
+    return score
+
+
+def _centrality(bits: int) -> int:
+    total = 0
+    for index, row, column in _GEOMETRY:
+        if bits >> index & 1:
+            total += min(row, 7 - row) + min(column, 7 - column)
+    return total
+
+
+def features(us: int, them: int, kings: int, white: bool) -> list[float]:
+    """The feature vector, in the order of :data:`FEATURES`, from the side to move's view.
+
+    ``Evaluator(w).evaluate(...)`` equals ``sum(w[f] * x)`` over this vector up to
+    rounding, except for the endgame-knowledge overrides and the no-move case.
+    """
+    w, b = (us, them) if white else (them, us)
+    wk = w & kings
+    bk = b & kings
+    wm = w ^ wk
+    bm = b ^ bk
+    empty = BOARD ^ w ^ b
+    n = (w | b).bit_count()
+    phased: dict[str, int] = {name: 0 for name in PHASED}
+    mirror_bm = _mirror_bits(bm)
+    mirror_bk = _mirror_bits(bk)
+    for index in range(36):
+        bit = 1 << index
+        for bits, table, sign in ((wm, _MEN_COUNTS, 1), (mirror_bm, _MEN_COUNTS, -1),
+                                  (wk, _KING_COUNTS, 1), (mirror_bk, _KING_COUNTS, -1)):
+            if bits & bit:
+                for name, count in table[index].items():
+                    phased[name] += sign * count
+    free = _neighbours(empty)
+    wk_moves = _neighbours(wk) & empty
+    bk_moves = _neighbours(bk) & empty
+    free_w = empty & WHITE_PROMOTION
+    free_b = empty & BLACK_PROMOTION
+    step_w = ((free_w << 4) | (free_w << 5)) & empty
+    step_b = ((free_b >> 4) | (free_b >> 5)) & empty
+    plain = {
+        "men_mobility": (((wm >> 4) | (wm >> 5)) & empty).bit_count() - (((bm << 4) | (bm << 5)) & empty).bit_count(),
+        "king_mobility": wk_moves.bit_count() - bk_moves.bit_count(),
+        "trapped_king": (wk & ~free).bit_count() - (bk & ~free).bit_count(),
+        "runaway1": (((free_w << 4) | (free_w << 5)) & wm).bit_count() - (((free_b >> 4) | (free_b >> 5)) & bm).bit_count(),
+        "runaway2": (((step_w << 4) | (step_w << 5)) & wm).bit_count() - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count(),
+        "tempo": 0,
+        "back_guard": (wm & _WHITE_GUARD).bit_count() - (bm & _BLACK_GUARD).bit_count(),
+    }
+    sign = 1 if white else -1
+    vector: list[float] = []
+    for name in PHASED:
+        vector.append(sign * phased[name] * n / PIECES)
+        vector.append(sign * phased[name] * (PIECES - n) / PIECES)
+    for name in PLAIN:
+        vector.append(1.0 if name == "tempo" else float(sign * plain[name]))
+    return vector
+
+
+def default_evaluator() -> Evaluator:
+    """The evaluation with the shipped (tuned) weights, or the hand-set ones without the file."""
+    if os.path.exists(WEIGHTS_FILE):
+        return Evaluator.from_file(WEIGHTS_FILE)
+    return Evaluator()

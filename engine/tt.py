@@ -1,0 +1,71 @@
+"""Transposition table: a fixed-size list of entries indexed by a hash of the position.
+
+A position's identity is one exact int (:func:`identity`), so an entry is
+verified against it and never gives a false hit. Entries are plain tuples
+``(identity, depth, flag, score, move)`` in a list preallocated to the size
+asked for in MB; a new entry always replaces the old one in its slot (cheaper
+in Python than any bucket scheme, and the searches are short enough that
+depth-preferring buys little; see the design notes in ``engine/search.py``).
+"""
+
+from __future__ import annotations
+
+from engine.movegen import RawMove
+
+EXACT = 0
+LOWER = 1   # score is a lower bound (fail high)
+UPPER = 2   # score is an upper bound (fail low)
+
+#: Rough bytes held per filled slot: the entry tuple, its identity int, a
+#: score int, and a share of the move tuples kept alive, plus the list slot.
+ENTRY_BYTES = 240
+
+Entry = tuple[int, int, int, int, "RawMove | None"]
+
+
+def identity(us: int, them: int, kings: int, white: bool) -> int:
+    """Exact identity of a position (pieces of the side to move first)."""
+    return us | them << 36 | kings << 72 | (1 << 108 if white else 0)
+
+
+def slot_count(mb: float) -> int:
+    """Largest power of two of entries fitting in ``mb`` megabytes (at least 1024)."""
+    wanted = max(1024, int(mb * 1024 * 1024 / ENTRY_BYTES))
+    return 1 << (wanted.bit_length() - 1)
+
+
+class TranspositionTable:
+    """Fixed-size table; ``table[index(identity)]`` holds an :data:`Entry` or ``None``."""
+
+    def __init__(self, mb: float = 64) -> None:
+        self.mb = mb
+        self.size = slot_count(mb)
+        self.mask = self.size - 1
+        self.table: list[Entry | None] = [None] * self.size
+
+    def resize(self, mb: float) -> None:
+        """Change the size (clears the table)."""
+        self.mb = mb
+        self.size = slot_count(mb)
+        self.mask = self.size - 1
+        self.table = [None] * self.size
+
+    def clear(self) -> None:
+        self.table = [None] * self.size
+
+    def index(self, ident: int) -> int:
+        return (ident ^ ident >> 31 ^ ident >> 67) * 0x9E3779B1 >> 16 & self.mask
+
+    def probe(self, ident: int) -> Entry | None:
+        entry = self.table[self.index(ident)]
+        if entry is not None and entry[0] == ident:
+            return entry
+        return None
+
+    def store(self, ident: int, depth: int, flag: int, score: int, move: RawMove | None) -> None:
+        self.table[self.index(ident)] = (ident, depth, flag, score, move)
+
+    def usage(self) -> float:
+        """Fraction of slots filled, from the first thousand (like UCI hashfull / 1000)."""
+        sample = self.table[:1000]
+        return sum(1 for entry in sample if entry is not None) / len(sample)

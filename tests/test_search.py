@@ -1,0 +1,282 @@
+"""Search: legality, tactics, endgames, draws, limits, threads, multi-PV, skill."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from engine import Board, Position
+from engine.search import WIN, WIN_THRESHOLD, Info, Limits, Result, Searcher, time_budget
+from engine.squares import squares_of
+
+
+def mirrored_fen(fen: str) -> str:
+    """Colours swapped and the board turned half a turn."""
+    p = Position.from_fen(fen)
+
+    def flip(bits: int) -> list[int]:
+        return [33 - s for s in squares_of(bits)]
+    return Position.from_squares(flip(p.black & ~p.kings), flip(p.black & p.kings),
+                                 flip(p.white & ~p.kings), flip(p.white & p.kings), not p.white_to_move).fen()
+
+
+def mirrored_move(move: str) -> str:
+    sep = "x" if "x" in move else "-"
+    return sep.join(str(33 - int(s)) for s in move.split(sep))
+
+
+@pytest.fixture(scope="module")
+def searcher() -> Searcher:
+    return Searcher(hash_mb=16)
+
+
+def search(searcher: Searcher, fen: str, **limits: object) -> Result:
+    searcher.new_game()
+    return searcher.search(Board(fen), Limits(**limits))  # type: ignore[arg-type]
+
+
+def test_best_move_is_legal(searcher: Searcher, random_positions: Callable[..., list[Position]]) -> None:
+    for p in random_positions(150, 21):
+        result = searcher.search(Board(p), Limits(depth=3))
+        legal = Board(p).legal_moves()
+        if not legal:
+            assert result.best is None and result.score == -WIN
+            continue
+        assert result.best in legal, p.fen()
+        if result.ponder is not None:
+            after = Board(p)
+            after.push(result.best)
+            assert result.ponder in after.legal_moves()
+
+
+# Shots found by a search over self-play positions and random placements, then
+# checked by hand: the move gives one man and the forced reply lets us take two.
+SHOTS = [
+    # 21-18 14x21 25x9x13x21 (gives 18, takes 13 and 21)
+    ("W:W21,22,24,25,26,28,29,30,31,32:B1,2,3,4,7,8,12,13,14,15", "21-18", 90),
+    # 22-18 17x26x21 18x2x6x14: gives 21, takes two and crowns
+    ("W:W13,21,22:B6,14,17", "22-18", 100),
+    # 14-11 7x14x11 18x2x6x14: gives 11, takes two and crowns
+    ("W:W14,15,18:B6,7,21", "14-11", 100),
+    # 21-18 14x21x18 25x9x13x21
+    ("W:W16,21,22,25:B6,7,13,14", "21-18", 100),
+]
+# Break-throughs: the man gets through to promote whatever the defence.
+PROMOTIONS = [
+    ("W:W13,22:B6,11", "22-19", 100),
+    ("W:W17,19:B6,11", "17-13", 100),
+    ("W:W18,20:B6,10", "20-15", 100),
+]
+
+
+@pytest.mark.parametrize("fen,move,gain", SHOTS + PROMOTIONS)
+@pytest.mark.parametrize("colour", ["white", "black"])
+def test_tactics(searcher: Searcher, fen: str, move: str, gain: int, colour: str) -> None:
+    if colour == "black":
+        fen, move = mirrored_fen(fen), mirrored_move(move)
+    result = search(searcher, fen, depth=6)
+    assert result.best is not None and result.best.hub() == move
+    assert result.score >= gain
+
+
+def test_win_in_one_scored_as_win_in_one_ply(searcher: Searcher) -> None:
+    result = search(searcher, "W:W22:B18", depth=3)
+    assert result.best is not None and result.best.hub() == "22x13x18"
+    assert result.score == WIN - 1
+
+
+def test_forced_win_found_as_proven(searcher: Searcher) -> None:
+    # 27-23 leaves Black's two men without a safe move: a win in 5 plies.
+    result = search(searcher, "W:W26,27:B16,18", depth=7)
+    assert result.best is not None and result.best.hub() == "27-23"
+    assert result.score == WIN - 5
+
+
+@pytest.mark.parametrize("fen", [
+    "W:WK10,K19:BK27",         # two kings v one
+    "B:WK10:BK1,K5,K27",       # three kings v one, Black to move
+    "W:WK1,K3,K14:B20",        # kings v a lone man
+])
+def test_known_wins(searcher: Searcher, fen: str) -> None:
+    assert search(searcher, fen, depth=4).score > WIN_THRESHOLD
+
+
+def test_known_losses_and_draws(searcher: Searcher) -> None:
+    assert search(searcher, "B:WK10,K19:BK27", depth=4).score < -WIN_THRESHOLD
+    assert search(searcher, "W:WK10:BK27", depth=6).score == 0
+
+
+def test_fixed_depth_is_deterministic() -> None:
+    fen = "W:W20,23,25,26,29,30,31,32:B2,3,4,5,8,12,13,14,27"
+    first = Searcher(hash_mb=8)
+    a = search(first, fen, depth=6)
+    b = search(first, fen, depth=6)   # after new_game
+    c = search(Searcher(hash_mb=8), fen, depth=6)
+    for other in (b, c):
+        assert (other.best, other.score, other.nodes, other.pv) == (a.best, a.score, a.nodes, a.pv)
+
+
+def repetition_board() -> Board:
+    """White's lone king against three kings, after the kings have shuffled back and forth.
+
+    The current position (White to move) has been seen before; 25-29 leads back
+    to a position of the game, which the search must score as a draw.
+    """
+    board = Board("W:WK29:BK4,K11,K15")
+    for text in ("29-25", "4-8", "25-29", "8-4", "29-25", "4-8"):
+        board.push_text(text)
+    return board
+
+
+def test_search_uses_game_history_for_repetitions(searcher: Searcher) -> None:
+    board = repetition_board()
+    searcher.new_game()
+    fresh = searcher.search(Board(board.position), Limits(depth=6))
+    assert fresh.score < -WIN_THRESHOLD          # the position itself is lost
+    searcher.new_game()
+    result = searcher.search(board, Limits(depth=6))
+    assert result.score == 0 and result.best is not None and result.best.hub() == "25-29"
+
+
+def test_forty_move_count_draws(searcher: Searcher) -> None:
+    board = Board("W:WK29,K32:BK4,K1,K11")
+    rng = random.Random(5)
+    seen = {board.position}
+
+    def extend() -> bool:
+        """Depth-first: reversible king moves to fresh positions until 78 quiet plies."""
+        if board.quiet_count == 78:
+            return board.position.white_to_move
+        moves = [m for m in board.legal_moves() if not m.captured]
+        rng.shuffle(moves)
+        for move in moves:
+            board.push(move)
+            if board.position not in seen and board.legal_moves():
+                seen.add(board.position)
+                if extend():
+                    return True
+            board.pop()
+        return False
+
+    assert extend()
+    searcher.new_game()
+    fresh = searcher.search(Board(board.position), Limits(depth=4))
+    searcher.new_game()
+    result = searcher.search(board, Limits(depth=4))
+    assert fresh.score != 0 and result.score == 0  # two more plies reach the 80-ply count
+
+
+def run_in_thread(searcher: Searcher, board: Board, limits: Limits) -> tuple[threading.Thread, list[Result]]:
+    out: list[Result] = []
+    thread = threading.Thread(target=lambda: out.append(searcher.search(board, limits)))
+    thread.start()
+    return thread, out
+
+
+def test_stop_is_honoured_quickly() -> None:
+    searcher = Searcher(hash_mb=16)
+    thread, out = run_in_thread(searcher, Board(), Limits(infinite=True))
+    time.sleep(0.4)
+    assert thread.is_alive()
+    started = time.perf_counter()
+    searcher.stop()
+    thread.join(2.0)
+    assert time.perf_counter() - started < 0.05
+    assert out and out[0].best is not None and out[0].depth >= 3
+
+
+def test_move_time_is_respected(searcher: Searcher) -> None:
+    started = time.perf_counter()
+    result = search(searcher, "W:W21-32:B1-12", move_time=0.2)
+    elapsed = time.perf_counter() - started
+    assert 0.1 < elapsed < 0.3 and result.best is not None
+
+
+def test_clock_is_respected(searcher: Searcher) -> None:
+    started = time.perf_counter()
+    result = search(searcher, "W:W21-32:B1-12", time=0.5, inc=0.0)
+    assert time.perf_counter() - started < 0.25 and result.best is not None
+
+
+def test_time_budget() -> None:
+    assert time_budget(Limits()) is None
+    assert time_budget(Limits(move_time=1.0)) == pytest.approx((0.995, 0.995))
+    soft, hard = time_budget(Limits(time=60.0))  # type: ignore[misc]
+    assert 1.0 < soft <= hard < 10.0
+    soft, hard = time_budget(Limits(time=10.0, moves_to_go=1))  # type: ignore[misc]
+    assert hard < 10.0 - 0.02
+    for clock in (0.01, 0.05, 0.2):
+        soft, hard = time_budget(Limits(time=clock))  # type: ignore[misc]
+        assert hard < clock
+
+
+def test_single_legal_move_is_played_at_once(searcher: Searcher) -> None:
+    fen = "W:W22:B18,9"  # the capture 22x13 is forced
+    started = time.perf_counter()
+    result = search(searcher, fen, move_time=5.0)
+    assert time.perf_counter() - started < 0.05
+    assert result.best is not None and result.best.hub() == "22x13x18"
+
+
+def test_node_limit(searcher: Searcher) -> None:
+    result = search(searcher, "W:W21-32:B1-12", nodes=5000)
+    assert result.best is not None and result.nodes <= 5000 + 256
+
+
+def test_ponder_then_ponder_hit() -> None:
+    searcher = Searcher(hash_mb=16)
+    thread, out = run_in_thread(searcher, Board(), Limits(ponder=True, move_time=0.2))
+    time.sleep(0.4)
+    assert thread.is_alive()  # pondering ignores the clock
+    hit = time.perf_counter()
+    searcher.ponder_hit()
+    thread.join(2.0)
+    assert 0.1 < time.perf_counter() - hit < 0.3
+    assert out and out[0].best is not None
+
+
+def test_multipv_gives_distinct_lines(searcher: Searcher) -> None:
+    infos: list[Info] = []
+    searcher.multipv = 3
+    try:
+        searcher.new_game()
+        result = searcher.search(Board(), Limits(depth=5), on_info=infos.append)
+    finally:
+        searcher.multipv = 1
+    last = [info for info in infos if info.depth == 5]
+    assert [info.multipv for info in last] == [1, 2, 3]
+    assert len({info.pv[0] for info in last}) == 3
+    assert last[0].score >= last[1].score >= last[2].score
+    assert result.best == last[0].pv[0]
+
+
+def test_info_after_each_iteration(searcher: Searcher) -> None:
+    infos: list[Info] = []
+    searcher.new_game()
+    searcher.search(Board(), Limits(depth=5), on_info=infos.append)
+    assert [info.depth for info in infos] == [1, 2, 3, 4, 5]
+    assert all(info.nodes > 0 and info.pv and info.mean_depth > 0 for info in infos)
+    assert infos[-1].seldepth >= 5
+
+
+def test_skill_is_weaker_but_legal_and_seeded() -> None:
+    weak = Searcher(hash_mb=8)
+    weak.skill = 0
+    board = Board()
+    first = weak.search(board, Limits(move_time=1.0))
+    assert first.best in board.legal_moves() and first.depth == 1
+    assert weak.search(board, Limits(move_time=1.0)).best == first.best
+    picks = set()
+    for seed in range(12):
+        weak.seed = seed
+        picks.add(weak.search(board, Limits(depth=3)).best)
+    assert len(picks) > 1  # the choice varies with the seed
+
+
+def test_lost_position_has_no_move(searcher: Searcher) -> None:
+    result = search(searcher, "W:W29:B25,26,21,22", depth=4)
+    assert result.best is None and result.score == -WIN
