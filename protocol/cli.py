@@ -77,6 +77,9 @@ def hub(log_path: str | None, hash_mb: int) -> None:
 from protocol.match import match  # noqa: E402  (the match runner's command)
 main.add_command(match)
 
+from protocol.bench_search import bench_search  # noqa: E402
+main.add_command(bench_search, name="bench")
+
 
 if __name__ == "__main__":
     main()
