@@ -548,12 +548,12 @@ class HubEngine:
 
     def _send(self, line: str) -> None:
         with self._lock:
+            self._write_log_locked("<", line)  # first: clients may kill us as soon as they read it
             try:
                 self._output.write(line + "\n")
                 self._output.flush()
             except (OSError, ValueError):  # the GUI closed our stdout
                 self._closed = True
-            self._write_log_locked("<", line)
 
     def _error(self, message: str) -> None:
         self._send(format_line("error", [("message", _clean_message(message))]))
