@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -18,6 +21,25 @@ class _DefaultToHub(click.Group):
         if not args and not sys.stdin.isatty():
             args = ["hub"]
         return super().parse_args(ctx, args)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with _one_line_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_errors():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A user mistake prints one ``Error: ...`` line (no usage block) and exits with click's code."""
+    try:
+        yield
+    except click.ClickException as error:
+        click.echo(f"Error: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
 
 
 @click.group(cls=_DefaultToHub)
@@ -72,6 +94,15 @@ def hub(log_path: str | None, hash_mb: int) -> None:
     from protocol.hub import serve_stdio
 
     serve_stdio(hash_mb=hash_mb, log_path=log_path)
+
+
+from protocol.analyze import analyze  # noqa: E402
+from protocol.demo import demo  # noqa: E402
+from protocol.play import play  # noqa: E402
+
+main.add_command(play)
+main.add_command(analyze)
+main.add_command(demo)
 
 
 from protocol.match import match  # noqa: E402  (the match runner's command)

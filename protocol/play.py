@@ -1,0 +1,219 @@
+"""``pedina play``: a game against the engine in the terminal.
+
+The board is drawn with its coordinates (a-h, 1-8) and the square numbers;
+moves are typed as PDN text (``23-19``, ``22x13``), Hub text or a full path.
+Commands: ``help``, ``undo`` (or ``takeback``), ``hint``, ``moves``, ``flip``,
+``new``, ``quit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from engine.board import Board
+from engine.move import Move, MoveError, format_pdn
+from engine.position import Position
+from engine.search import Limits, Searcher
+
+#: Board letters: Hub letters, which PDN readers also know.
+_PIECES = {"w": "w", "W": "W", "b": "b", "B": "B", "e": "."}
+
+HELP = """\
+Type a move as 23-19 (step) or 22x13 (capture; add landing squares, 22x13x6, when two
+captures share start and end). Commands:
+  moves           list the legal moves
+  hint            ask the engine for a move
+  undo, takeback  take back your last move (and the engine's answer)
+  flip            turn the board round
+  new             start a new game (same colours)
+  help            this text
+  quit            leave"""
+
+
+def square_at(row: int, column: int) -> int | None:
+    """The square number at ``row`` (0 = rank 8) and ``column`` (0 = file a), or ``None`` if light."""
+    if (row + column) % 2:
+        return None
+    return row * 4 + column // 2 + 1
+
+
+def draw_board(position: Position, flipped: bool = False, marked: tuple[int, ...] = ()) -> str:
+    """The position as text: files a-h, ranks 1-8, each dark square with its piece and number.
+
+    Pieces are ``w``/``W`` (white man/king) and ``b``/``B`` (black); ``.`` is an empty
+    square. Squares in ``marked`` (e.g. the last move's) are bracketed.
+    """
+    rows = range(7, -1, -1) if flipped else range(8)
+    columns = list(range(7, -1, -1) if flipped else range(8))
+    files = "".join(f"   {chr(ord('a') + column)}  " for column in columns)
+    border = "   +" + "-" * 48 + "+"
+    lines = ["   " + files, border]
+    for row in rows:
+        cells = []
+        for column in columns:
+            square = square_at(row, column)
+            if square is None:
+                cells.append("      ")
+                continue
+            piece = _PIECES[position.piece_at(square)]
+            text = f"{piece}{square:>3}"
+            cells.append(f"[{text}]" if square in marked else f" {text} ")
+        rank = 8 - row
+        lines.append(f" {rank} |" + "".join(cells) + f"| {rank}")
+    lines += [border, "   " + files]
+    return "\n".join(lines)
+
+
+def side_name(white: bool) -> str:
+    return "White" if white else "Black"
+
+
+def score_text(score: int) -> str:
+    """A score in men with a sign, e.g. ``+0.25``."""
+    return f"{score / 100:+.2f}"
+
+
+class PlaySession:
+    """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints."""
+
+    def __init__(self, human_white: bool, limits: Callable[[], Limits], *, hash_mb: int = 16,
+                 ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
+        self.human_white = human_white
+        self.limits = limits
+        self.searcher = Searcher(hash_mb)
+        self.board = Board()
+        self.flipped = not human_white
+        self.ask = ask
+        self.say = say
+
+    def run(self) -> None:
+        self.say(f"You play {side_name(self.human_white)}. Type 'help' for the commands.")
+        self.show()
+        while True:
+            outcome = self.board.outcome()
+            if outcome is None and self.board.position.white_to_move != self.human_white:
+                self.engine_move()
+                continue
+            prompt = "Game over (new, undo or quit)> " if outcome else f"Your move ({side_name(self.human_white)})> "
+            line = self.ask(prompt)
+            if line is None or not self.handle(line.strip()):
+                self.say("Bye.")
+                return
+
+    def handle(self, line: str) -> bool:
+        """Act on one input line; ``False`` to leave."""
+        word = line.lower()
+        if not word:
+            return True
+        if word in ("quit", "exit", "q"):
+            return False
+        if word in ("help", "?", "h"):
+            self.say(HELP)
+        elif word in ("undo", "takeback", "back"):
+            self.take_back()
+        elif word == "hint":
+            self.hint()
+        elif word in ("moves", "legal"):
+            moves = self.board.legal_moves()
+            self.say("Legal moves: " + (" ".join(format_pdn(m, moves) for m in moves) or "none"))
+        elif word == "flip":
+            self.flipped = not self.flipped
+            self.show()
+        elif word == "new":
+            self.board = Board()
+            self.searcher.new_game()
+            self.say("New game.")
+            self.show()
+        elif self.board.outcome() is not None:
+            self.say(f"The game is over ({self.board.result()}): type new, undo or quit.")
+        else:
+            try:
+                move = self.board.parse_move(line)
+            except MoveError as error:
+                self.say(f"{error}. Type 'moves' for the legal moves or 'help'.")
+                return True
+            self.play(move, "You play")
+        return True
+
+    def play(self, move: Move, who: str, detail: str = "") -> None:
+        text = format_pdn(move, self.board.legal_moves())
+        self.board.push(move)
+        self.say(f"{who} {text}{detail}")
+        self.show((move.start, move.end))
+        self.announce_end()
+
+    def engine_move(self) -> None:
+        self.say("Pedina is thinking...")
+        result = self.searcher.search(self.board, self.limits())
+        move = result.best if result.best is not None else self.board.legal_moves()[0]
+        detail = f"   (score {score_text(result.score)} for Pedina, depth {result.depth})"
+        self.play(move, "Pedina plays", detail)
+
+    def hint(self) -> None:
+        if self.board.outcome() is not None:
+            self.say("The game is over: no hint.")
+            return
+        result = self.searcher.search(self.board.copy(), self.limits())
+        if result.best is None:
+            self.say("No hint available.")
+            return
+        moves = self.board.legal_moves()
+        self.say(f"Hint: {format_pdn(result.best, moves)}   (score {score_text(result.score)} for you)")
+
+    def take_back(self) -> None:
+        if not self.board.moves:
+            self.say("Nothing to take back.")
+            return
+        self.board.pop()
+        # Back to a position where it is the person's turn (their move and the engine's reply).
+        if self.board.position.white_to_move != self.human_white and self.board.moves:
+            self.board.pop()
+        self.say("Taken back.")
+        self.show()
+
+    def announce_end(self) -> None:
+        outcome = self.board.outcome()
+        if outcome is None:
+            return
+        if outcome.winner is None:
+            why = {"repetition": "threefold repetition", "move count": "40-move rule"}[outcome.termination]
+            self.say(f"Game over: draw by {why}. Result {outcome.result()}.")
+        else:
+            you = "You win" if outcome.winner == self.human_white else "Pedina wins"
+            self.say(f"Game over: {side_name(outcome.winner)} wins, {side_name(not outcome.winner)} "
+                     f"cannot move. {you}. Result {outcome.result()}.")
+
+    def show(self, marked: tuple[int, ...] = ()) -> None:
+        self.say("")
+        self.say(draw_board(self.board.position, self.flipped, marked))
+        self.say(f"Ply {len(self.board.moves)}, {side_name(self.board.position.white_to_move)} to move.")
+
+
+def _read(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except (EOFError, KeyboardInterrupt):
+        click.echo()
+        return None
+
+
+@click.command()
+@click.option("--color", "--colour", "colour", type=click.Choice(["white", "black"]), default="white",
+              show_default=True, help="The side you play.")
+@click.option("--time", "move_time", type=click.FloatRange(0.01, 600), default=None,
+              help="Engine seconds per move (default 1).")
+@click.option("--depth", type=click.IntRange(1, 60), default=None, help="Engine search depth instead of a time.")
+@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=16, show_default=True,
+              help="Hash table size in MB.")
+def play(colour: str, move_time: float | None, depth: int | None, hash_mb: int) -> None:
+    """Play a game against Pedina in the terminal."""
+    if move_time is not None and depth is not None:
+        raise click.UsageError("give --time or --depth, not both")
+
+    def limits() -> Limits:
+        return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
+
+    session = PlaySession(colour == "white", limits, hash_mb=hash_mb, ask=_read, say=click.echo)
+    session.run()
