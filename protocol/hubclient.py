@@ -180,6 +180,17 @@ class HubEngine:
             if command:
                 return stamp, command, args
 
+    def _drain(self) -> None:
+        """Forget lines already received (a stray ``done`` must not answer the next ``go``)."""
+        while True:
+            try:
+                stamp, line = self._lines.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                self._lines.put((stamp, None))
+                return
+
     def expect(self, wanted: str, timeout: float) -> dict[str, str]:
         """Skip lines up to the first ``wanted`` command; its arguments."""
         deadline = time.monotonic() + timeout
@@ -246,6 +257,7 @@ class HubEngine:
         ``elapsed`` is measured from the ``go`` line to the arrival of ``done``.
         On a timeout the engine is left as it is (the caller closes it).
         """
+        self._drain()
         self.send("pos", {"pos": position, "moves": " ".join(moves) if moves else None})
         self.send("level", level)
         started = time.monotonic()

@@ -12,6 +12,7 @@ runs the SPRT and prints the final table.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import os
@@ -33,7 +34,7 @@ from typing import Callable, Iterator, Sequence, TextIO
 import click
 
 from engine.board import Board
-from engine.move import Move, MoveError, legal_moves
+from engine.move import Move, MoveError
 from engine.pdn import PdnError, read_game, read_games, write_game
 from engine.position import Position, PositionError
 from protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubEngine,
@@ -223,7 +224,7 @@ class Settings:
     """Everything about how games are played, besides the engines."""
 
     margin: float = 0.2               # seconds a move may overrun its time
-    timeout: float = 30.0             # seconds to wait for an answer when no clock bounds it
+    timeout: float = 60.0             # seconds to wait for an answer when no clock bounds it
     maxplies: int | None = None
     draw: DrawRule | None = None
     resign: ResignRule | None = None
@@ -898,7 +899,7 @@ class MatchCommand(click.Command):
 @click.option("--nodes", type=click.IntRange(1), help="Fixed node count.")
 @click.option("--timemargin", type=click.FloatRange(0), default=0.2, show_default=True,
               help="Seconds a move may overrun its time before it loses.")
-@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=30.0, show_default=True,
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=60.0, show_default=True,
               help="Seconds to wait for an engine's answer when no clock bounds it (start-up, depth, nodes).")
 @click.option("--maxplies", type=click.IntRange(1), help="Adjudicate a draw after this many plies.")
 @click.option("--draw", "draw_text", metavar="movenumber=N movecount=N score=N",
@@ -958,7 +959,7 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
         raise MatchError(f"{pdn_path} already exists: add --resume to finish that match, or choose another file")
     if plot_path is not None:
         try:
-            import matplotlib  # noqa: F401
+            importlib.import_module("matplotlib")
         except ImportError:
             raise MatchError("--plot needs matplotlib: pip install 'pedina[plot]'") from None
     openings = read_openings(openings_path) if openings_path else all_openings()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import signal
 import subprocess
@@ -199,26 +198,27 @@ def test_resume_refuses_a_different_schedule(tmp_path: Path) -> None:
     assert "not in this match's schedule" in result.output and "Traceback" not in result.output
 
 
-def test_ctrl_c_keeps_finished_games_and_resume_completes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_match_keeps_finished_games_and_resume_completes(tmp_path: Path, interrupt: int) -> None:
     pdn = tmp_path / "int.pdn"
     command = [sys.executable, "-m", "protocol.cli", "match",
-               "--engine", f"cmd={RANDOM}", "name=A", "option.mode=slow", "option.delay=0.03",
+               "--engine", f"cmd={RANDOM}", "name=A", "option.mode=slow", "option.delay=0.05",
                "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--maxplies", "20",
-               "--games", "30", "--pdnout", str(pdn)]
+               "--games", "12", "--pdnout", str(pdn)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not pdn.exists() or pdn.read_text().count("[Event ") < 2):
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(interrupt)
     output, _ = process.communicate(timeout=30)
     assert process.returncode == 130, output
     assert "--resume" in output and "Traceback" not in output
     saved = len(read_games(pdn.read_text()))
-    assert 2 <= saved < 30
+    assert 2 <= saved < 12
     finished = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert f"{30 - saved} games played" in finished.stdout
-    assert len(games_of(pdn)) == 30
+    assert f"{12 - saved} games played" in finished.stdout
+    assert len(games_of(pdn)) == 12
 
 
 def test_sprt_stops_the_match_when_decided() -> None:
@@ -307,3 +307,36 @@ def test_openings_from_fen_lines_and_pdn_games(tmp_path: Path) -> None:
     with pytest.raises(MatchError, match="no playable opening"):
         read_openings(str(over))
     assert len(legal_moves(openings[1].start)) > 0
+
+
+def test_each_gives_common_settings_and_engines_override_them(tmp_path: Path) -> None:
+    pdn = tmp_path / "each.pdn"
+    result = run("--each", f"cmd={RANDOM}", "depth=2", "option.seed=4",
+                 "--engine", "name=A", "--engine", "name=B", "st=0.5", "option.seed=5",
+                 "--games", "2", "--pdnout", str(pdn))
+    assert result.exit_code == 0, result.output
+    tags = {g.headers["White"]: g.headers["TimeControl"] for g in read_games(pdn.read_text())}
+    assert tags == {"A": "depth 2 / 0.5s/move, depth 2", "B": "0.5s/move, depth 2 / depth 2"}
+
+
+def test_progress_line_is_rewritten_on_a_terminal() -> None:
+    import io
+
+    from protocol.match import Console
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    console = Console(screen)
+    console.progress("1/4 games")
+    console.progress("2/4 games")
+    console.message("a message")
+    assert screen.getvalue() == "\r\x1b[K1/4 games\r\x1b[K2/4 games\r\x1b[Ka message\n"
+    log = io.StringIO()
+    console = Console(log, every=3600)
+    console.progress("1/4 games", force=True)
+    console.progress("2/4 games")          # too soon for another line
+    console.progress("4/4 games", force=True)
+    assert log.getvalue() == "1/4 games\n4/4 games\n"
