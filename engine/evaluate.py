@@ -74,8 +74,9 @@ _GEOMETRY = _square_geometry()
 #: 30 and 31 stop the most promotions), and Black's mirror images.
 _WHITE_GUARD = SQUARE_BIT[30] | SQUARE_BIT[31] | SQUARE_BIT[29]
 _BLACK_GUARD = SQUARE_BIT[3] | SQUARE_BIT[2] | SQUARE_BIT[4]
-_WHITE_ROW6 = sum(SQUARE_BIT[n] for n in range(5, 9))
-_BLACK_ROW6 = sum(SQUARE_BIT[n] for n in range(25, 29))
+#: Men one or two steps from promotion: only they can be runaways.
+_WHITE_RUNNERS = sum(SQUARE_BIT[n] for n in range(5, 13))
+_BLACK_RUNNERS = sum(SQUARE_BIT[n] for n in range(21, 29))
 
 
 def _men_counts(row: int, column: int) -> dict[str, int]:
@@ -156,7 +157,10 @@ class Evaluator:
             eg_m = sum(w[f"{k}_eg"] * c for k, c in _MEN_COUNTS[index].items())
             mg_k = sum(w[f"{k}_mg"] * c for k, c in _KING_COUNTS[index].items())
             eg_k = sum(w[f"{k}_eg"] * c for k, c in _KING_COUNTS[index].items())
-            white_men[index] = mg_m + (eg_m << 32)
+            # The back-row guard is a plain (unphased) square feature: the same
+            # weight in both halves of the packed value blends to itself.
+            guard = w["back_guard"] if (1 << index) & _WHITE_GUARD else 0
+            white_men[index] = mg_m + guard + ((eg_m + guard) << 32)
             white_kings[index] = mg_k + (eg_k << 32)
         # Black's value on a square is White's on the mirrored square, negated.
         for n in range(1, 33):
@@ -174,7 +178,6 @@ class Evaluator:
         self._runaway1 = w["runaway1"]
         self._runaway2 = w["runaway2"]
         self._tempo = w["tempo"]
-        self._back_guard = w["back_guard"]
 
     @classmethod
     def from_file(cls, path: str = WEIGHTS_FILE) -> Evaluator:
@@ -216,25 +219,25 @@ class Evaluator:
             bk_t = self._bk
             packed += (wk_t[0][wk & 4095] + wk_t[1][(wk >> 12) & 4095] + wk_t[2][wk >> 24]
                        + bk_t[0][bk & 4095] + bk_t[1][(bk >> 12) & 4095] + bk_t[2][bk >> 24])
-            free = _neighbours(empty)
-            wk_moves = _neighbours(wk) & empty
-            bk_moves = _neighbours(bk) & empty
+            free = ((empty >> 4) | (empty >> 5) | (empty << 4) | (empty << 5)) & BOARD
+            wk_moves = ((wk >> 4) | (wk >> 5) | (wk << 4) | (wk << 5)) & empty
+            bk_moves = ((bk >> 4) | (bk >> 5) | (bk << 4) | (bk << 5)) & empty
             mobile_w |= wk_moves
             mobile_b |= bk_moves
             plain += ((wk_moves.bit_count() - bk_moves.bit_count()) * self._king_mobility
                       + ((wk & ~free).bit_count() - (bk & ~free).bit_count()) * self._trapped_king)
         if not (mobile_w if white else mobile_b):
             return NO_MOVES
-        free_w = empty & WHITE_PROMOTION
-        free_b = empty & BLACK_PROMOTION
-        if wm & _WHITE_ROW6 or bm & _BLACK_ROW6:
-            plain += (((((free_w << 4) | (free_w << 5)) & wm).bit_count()
-                       - (((free_b >> 4) | (free_b >> 5)) & bm).bit_count()) * self._runaway1)
-        step_w = ((free_w << 4) | (free_w << 5)) & empty
-        step_b = ((free_b >> 4) | (free_b >> 5)) & empty
-        plain += (((((step_w << 4) | (step_w << 5)) & wm).bit_count()
-                   - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count()) * self._runaway2
-                  + ((wm & _WHITE_GUARD).bit_count() - (bm & _BLACK_GUARD).bit_count()) * self._back_guard)
+        if wm & _WHITE_RUNNERS or bm & _BLACK_RUNNERS:
+            free_w = empty & WHITE_PROMOTION
+            free_b = empty & BLACK_PROMOTION
+            below_w = (free_w << 4) | (free_w << 5)
+            below_b = (free_b >> 4) | (free_b >> 5)
+            step_w = below_w & empty
+            step_b = below_b & empty
+            plain += (((below_w & wm).bit_count() - (below_b & bm).bit_count()) * self._runaway1
+                      + ((((step_w << 4) | (step_w << 5)) & wm).bit_count()
+                         - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count()) * self._runaway2)
         n = (w | b).bit_count()
         t = packed + _HALF
         blended = ((t & _LOW) - _HALF) * n + (t >> 32) * (PIECES - n)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -153,7 +154,7 @@ class Searcher:
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._evaluate = self.evaluator.evaluate
         self.tt = TranspositionTable(hash_mb)
-        self._history: dict[int, int] = {}
+        self._history: defaultdict[RawMove, int] = defaultdict(int)
         self._killers: list[RawMove | None] = [None] * (2 * MAX_PLY + 4)
         self._path: list[int] = []
         self._stop_flag = False
@@ -177,7 +178,7 @@ class Searcher:
     def new_game(self) -> None:
         """Forget everything learnt in earlier games (hash table, history, killers)."""
         self.tt.clear()
-        self._history = {}
+        self._history = defaultdict(int)
         self._killers = [None] * (2 * MAX_PLY + 4)
 
     def set_hash_size(self, mb: int) -> None:
@@ -323,8 +324,10 @@ class Searcher:
         slot = (ident ^ ident >> 31 ^ ident >> 67) * 0x9E3779B1 >> 16 & self.tt.mask
         entry = table[slot]
         hash_move: RawMove | None = None
+        forced = False
         if entry is not None and entry[0] == ident:
             hash_move = entry[4]
+            forced = entry[5]
             if entry[1] >= depth and beta - alpha == 1:
                 score = entry[3]
                 if score > MATE_BOUND:
@@ -334,33 +337,34 @@ class Searcher:
                 flag = entry[2]
                 if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
                     return score
-        moves = generate(us, them, kings, white)
-        if not moves:
-            return ply - WIN
         if ply >= MAX_PLY:
-            return self._evaluate(us, them, kings, white)
-        count = len(moves)
+            value = self._evaluate(us, them, kings, white)
+            return ply - WIN if value == NO_MOVES else value
         searched_depth = depth
-        if count > 1:
-            if not moves[0][2]:
-                history = self._history
-                moves.sort(key=lambda m: history.get(m[0] | m[1] << 36, 0), reverse=True)
-                killers = self._killers
-                for killer in (killers[2 * ply + 1], killers[2 * ply]):
-                    if killer is not None and killer in moves:
-                        moves.remove(killer)
-                        moves.insert(0, killer)
-            if hash_move is not None and hash_move in moves:
-                moves.remove(hash_move)
-                moves.insert(0, hash_move)
+        # The hash move is tried before the move list is generated: it often cuts
+        # the node off, and then the generator is never called.
+        if hash_move is not None:
+            moves = [hash_move]
+            generated = False
+        else:
+            moves = generate(us, them, kings, white)
+            if not moves:
+                return ply - WIN
+            forced = len(moves) == 1
+            if not forced:
+                self._order(moves, None, ply)
+            generated = True
+        # A forced move keeps the depth: it costs the side nothing to choose.
+        if not forced:
             depth -= 1
-        # A forced move (count == 1) keeps the depth: it costs the side nothing to choose.
         original_alpha = alpha
         best = -INF
         best_move: RawMove | None = None
         path.append(ident)
         next_ply = ply + 1
-        for i, move in enumerate(moves):
+        i = 0
+        while i < len(moves):
+            move = moves[i]
             frm, to, taken, toggle, _ = move
             if taken:
                 child_quiet = 0
@@ -384,15 +388,21 @@ class Searcher:
                 if value > alpha:
                     alpha = value
                     if value >= beta:
-                        if not taken and count > 1:
-                            key = frm | to << 36
-                            history = self._history
-                            history[key] = history.get(key, 0) + depth * depth + 1
+                        if not taken and not forced:
+                            self._history[move] += depth * depth + 1
                             killers = self._killers
                             if killers[2 * ply] != move:
                                 killers[2 * ply + 1] = killers[2 * ply]
                                 killers[2 * ply] = move
                         break
+            i += 1
+            if not generated and i == 1:
+                generated = True
+                rest = generate(us, them, kings, white)
+                if hash_move in rest:
+                    rest.remove(hash_move)
+                self._order(rest, hash_move, ply)
+                moves.extend(rest)
         path.pop()
         if best <= original_alpha:
             flag = UPPER
@@ -406,8 +416,19 @@ class Searcher:
             stored += ply
         elif stored < -MATE_BOUND:
             stored -= ply
-        table[slot] = (ident, searched_depth, flag, stored, best_move)
+        table[slot] = (ident, searched_depth, flag, stored, best_move, forced)
         return best
+
+    def _order(self, moves: list[RawMove], hash_move: RawMove | None, ply: int) -> None:
+        """Sort quiet moves: killers first, then by history (captures all tie on precedence)."""
+        if len(moves) < 2 or moves[0][2]:
+            return
+        moves.sort(key=self._history.__getitem__, reverse=True)
+        killers = self._killers
+        for killer in (killers[2 * ply + 1], killers[2 * ply]):
+            if killer is not None and killer != hash_move and killer in moves:
+                moves.remove(killer)
+                moves.insert(0, killer)
 
     def _quiesce(self, us: int, them: int, kings: int, white: bool, alpha: int, beta: int, ply: int) -> int:
         """Play out the compulsory captures, then evaluate the quiet position."""
@@ -415,7 +436,18 @@ class Searcher:
         self.nodes = nodes
         if not nodes & CHECK_MASK:
             self._check()
-        captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them)
+        empty = BOARD ^ us ^ them
+        # Cheap superset test first: a piece with an enemy piece ahead and an empty
+        # square behind it (kings also backwards). Most leaves fail it and skip movegen.
+        if white:
+            jumps = ((us >> 4) & them & (empty << 4)) | ((us >> 5) & them & (empty << 5))
+            if kings & us:
+                jumps |= ((us & kings) << 4) & them & (empty >> 4) | ((us & kings) << 5) & them & (empty >> 5)
+        else:
+            jumps = ((us << 4) & them & (empty >> 4)) | ((us << 5) & them & (empty >> 5))
+            if kings & us:
+                jumps |= ((us & kings) >> 4) & them & (empty << 4) | ((us & kings) >> 5) & them & (empty << 5)
+        captures = generate_captures(us, them, kings, white, empty) if jumps else []
         if not captures or ply >= MAX_PLY:
             self._leaf_sum += ply + _LEAF_ONE
             if ply > self._seldepth:

@@ -2,7 +2,8 @@
 
 A position's identity is one exact int (:func:`identity`), so an entry is
 verified against it and never gives a false hit. Entries are plain tuples
-``(identity, depth, flag, score, move)`` in a list preallocated to the size
+``(identity, depth, flag, score, move, forced)`` (``forced``: the position has
+a single legal move, which the search does not count as a ply of depth) in a list preallocated to the size
 asked for in MB; a new entry always replaces the old one in its slot (cheaper
 in Python than any bucket scheme, and the searches are short enough that
 depth-preferring buys little; see the design notes in ``engine/search.py``).
@@ -20,7 +21,7 @@ UPPER = 2   # score is an upper bound (fail low)
 #: score int, and a share of the move tuples kept alive, plus the list slot.
 ENTRY_BYTES = 240
 
-Entry = tuple[int, int, int, int, "RawMove | None"]
+Entry = tuple[int, int, int, int, "RawMove | None", bool]
 
 
 def identity(us: int, them: int, kings: int, white: bool) -> int:
@@ -62,8 +63,8 @@ class TranspositionTable:
             return entry
         return None
 
-    def store(self, ident: int, depth: int, flag: int, score: int, move: RawMove | None) -> None:
-        self.table[self.index(ident)] = (ident, depth, flag, score, move)
+    def store(self, ident: int, depth: int, flag: int, score: int, move: RawMove | None, forced: bool) -> None:
+        self.table[self.index(ident)] = (ident, depth, flag, score, move, forced)
 
     def usage(self) -> float:
         """Fraction of slots filled, from the first thousand (like UCI hashfull / 1000)."""

@@ -1,0 +1,51 @@
+"""Strength, in small: deeper search must beat shallower search over paired openings.
+
+The full-size matches (100+ games, 0.1 s per move) are run with
+``scripts/strength.py``; this is the reduced check CI can afford.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CI
+from engine.evaluate import Evaluator
+from engine.play import Player, openings, play_game, play_match
+from engine.search import Limits, Searcher
+
+
+def test_openings_are_the_3_ply_tree() -> None:
+    every = openings(3)
+    assert len(every) == 302  # perft(3) of the start position
+    assert len({tuple(m.hub() for m in line) for line in every}) == 302
+
+
+def test_a_game_ends_by_the_rules_or_the_ply_cap() -> None:
+    white = Player(Searcher(hash_mb=4), Limits(depth=1))
+    black = Player(Searcher(hash_mb=4), Limits(depth=1))
+    score, board = play_game(white, black, openings(3)[0], max_plies=40)
+    assert score in (0.0, 0.5, 1.0)
+    assert board.outcome() is not None or len(board.moves) == 40
+
+
+@pytest.mark.slow
+def test_depth_4_beats_depth_1() -> None:
+    pairs = 3 if CI else 6
+    every = openings(3)
+    chosen = [every[i * len(every) // pairs] for i in range(pairs)]
+    strong = Player(Searcher(hash_mb=8), Limits(depth=4))
+    weak = Player(Searcher(hash_mb=8), Limits(depth=1))
+    result = play_match(strong, weak, chosen, max_plies=160)
+    assert result.games == 2 * pairs
+    assert result.score > 0.6, result.summary()
+
+
+@pytest.mark.slow
+def test_tuned_weights_do_not_lose_to_hand_set() -> None:
+    pairs = 3 if CI else 6
+    every = openings(3)
+    chosen = [every[i * len(every) // pairs + 1] for i in range(pairs)]
+    tuned = Player(Searcher(hash_mb=8), Limits(depth=3))
+    hand_set = Player(Searcher(hash_mb=8, evaluator=Evaluator()), Limits(depth=3))
+    result = play_match(tuned, hand_set, chosen, max_plies=160)
+    assert result.score >= 0.4, result.summary()
