@@ -116,21 +116,30 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
     men = us & ~kings
     their_men = them & ~kings
     king_bits = us & kings
+    # First jumps of men by direction: victims, landing squares, and how far
+    # (in bits) a landing lies from its source, signed the way the men go.
     if white:
-        jumps = ((men >> 4) & their_men & (empty << 4), (men >> 5) & their_men & (empty << 5))
+        victims4 = (men >> 4) & their_men & (empty << 4)
+        victims5 = (men >> 5) & their_men & (empty << 5)
+        landings4, landings5, back4, back5 = victims4 >> 4, victims5 >> 5, 8, 10
+        promotion = WHITE_PROMOTION
     else:
-        jumps = ((men << 4) & their_men & (empty >> 4), (men << 5) & their_men & (empty >> 5))
+        victims4 = (men << 4) & their_men & (empty >> 4)
+        victims5 = (men << 5) & their_men & (empty >> 5)
+        landings4, landings5, back4, back5 = victims4 << 4, victims5 << 5, -8, -10
+        promotion = BLACK_PROMOTION
     king_jumps = bool(king_bits) and _kings_can_capture(king_bits, them, empty)
-    if not (jumps[0] or jumps[1] or king_jumps):
+    if not (victims4 or victims5 or king_jumps):
         return []
-    forward = UP_DIRECTIONS if white else DOWN_DIRECTIONS
-    promotion = WHITE_PROMOTION if white else BLACK_PROMOTION
     rejump = _rejump_squares(empty, their_men, white) & ~promotion
+    first_jumps = ((victims4, landings4, back4), (victims5, landings5, back5))
+    if not king_jumps and (landings4 | landings5) & rejump:
+        return _men_captures(first_jumps, their_men, empty, promotion, white)
     singles: list[RawMove] = []
     sequences: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]] = []
-    for direction, victims in zip(forward, jumps):
-        landings = shift(victims, direction)
-        sources = shift(victims, -direction)
+    forward = UP_DIRECTIONS if white else DOWN_DIRECTIONS
+    for victims, landings, back in first_jumps:
+        sources = landings << back if back > 0 else landings >> -back
         if landings & rejump:
             while sources:
                 frm = sources & -sources
@@ -158,6 +167,55 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
     for frm, to, victim, _, path in singles:
         sequences.append((frm, False, (victim,), path))
     return _select(sequences, kings, promotion)
+
+
+def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int, empty: int,
+                  promotion: int, white: bool) -> list[RawMove]:
+    """Captures when only men can capture: the longest sequences, all legal.
+
+    Men take only men, so criteria 2-4 cannot decide; and a man's victims lie
+    on ever further rows, so no piece can be jumped twice and two sequences
+    with one start and one captured set are the same path.
+    """
+    found: list[tuple[int, int, tuple[int, ...]]] = []
+    for victims, landings, back in first_jumps:
+        sources = landings << back if back > 0 else landings >> -back
+        while victims:
+            victim = victims & -victims
+            to = landings & -landings
+            frm = sources & -sources
+            victims ^= victim
+            landings ^= to
+            sources ^= frm
+            _man_sequences(frm, to, victim, (to,), their_men, empty, promotion, white, found)
+    longest = max([len(path) for _, _, path in found])
+    return [(frm, path[-1], taken, path[-1] & promotion, path)
+            for frm, taken, path in found if len(path) == longest]
+
+
+def _man_sequences(start: int, here: int, taken: int, path: tuple[int, ...], their_men: int, empty: int,
+                   promotion: int, white: bool, out: list[tuple[int, int, tuple[int, ...]]]) -> None:
+    """Every complete sequence of a man that started on ``start`` and has landed on ``here``."""
+    if not here & promotion:
+        if white:
+            victim4 = (here >> 4) & their_men
+            victim5 = (here >> 5) & their_men
+            landing4 = (victim4 >> 4) & empty
+            landing5 = (victim5 >> 5) & empty
+        else:
+            victim4 = (here << 4) & their_men
+            victim5 = (here << 5) & their_men
+            landing4 = (victim4 << 4) & empty
+            landing5 = (victim5 << 5) & empty
+        if landing4 or landing5:
+            if landing4:
+                _man_sequences(start, landing4, taken | victim4, path + (landing4,), their_men, empty,
+                               promotion, white, out)
+            if landing5:
+                _man_sequences(start, landing5, taken | victim5, path + (landing5,), their_men, empty,
+                               promotion, white, out)
+            return
+    out.append((start, taken, path))
 
 
 def _rejump_squares(empty: int, their_men: int, white: bool) -> int:
@@ -195,13 +253,17 @@ def _extend(
     extended = False
     if not here & stop_row:
         for direction in directions:
-            victim = shift(here, direction) & victims & ~taken
-            if victim:
-                landing = shift(victim, direction) & empty
-                if landing:
-                    extended = True
-                    _extend(start, landing, directions, victims, empty, stop_row, taken | victim,
-                            captured + (victim,), path + (landing,), is_king, out)
+            # (shift() spelled out: this is the innermost loop of king captures)
+            if direction > 0:
+                victim = (here << direction) & victims & ~taken
+                landing = (victim << direction) & empty
+            else:
+                victim = (here >> -direction) & victims & ~taken
+                landing = (victim >> -direction) & empty
+            if landing:
+                extended = True
+                _extend(start, landing, directions, victims, empty, stop_row, taken | victim,
+                        captured + (victim,), path + (landing,), is_king, out)
     if not extended and captured:
         out.append((start, is_king, captured, path))
 
