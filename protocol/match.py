@@ -2,12 +2,10 @@
 
 A match is a list of scheduled games (round robin or gauntlet; each opening
 played twice per pair with the colours swapped) played by worker threads, each
-driving its own engine processes through :class:`protocol.hubclient.HubEngine`.
-The runner keeps the clocks, applies the FID draw rules and the optional
-adjudications, scores engine failures (illegal move, crash, no answer, time) as
-losses, and writes every finished game to the PDN file at once, so a match can
-be interrupted and resumed. The main thread collects results, shows progress,
-runs the SPRT and prints the final table.
+playing its games with :func:`protocol.arbiter.play_game` on its own engine
+processes. The main thread writes every finished game to the PDN file at once
+(so a match can be interrupted and resumed), shows progress, runs the SPRT and
+prints the final table.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Callable, Iterator, Sequence, TextIO
@@ -34,78 +32,20 @@ from typing import Callable, Iterator, Sequence, TextIO
 import click
 
 from engine.board import Board
-from engine.move import Move, MoveError
+from engine.move import Move
 from engine.pdn import PdnError, read_game, read_games, write_game
 from engine.position import Position, PositionError
-from protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubEngine,
-                                SearchReport, seconds_text)
+from protocol.arbiter import (Aborted, DrawRule, EngineSpec, GameRecord, Opening, ResignRule, ScheduledGame,
+                              Seats, Settings, TimeControl, play_game)
+from protocol.hubclient import EngineError
 from protocol.stats import EloEstimate, Sprt, elo_estimate
-
-#: Name and variant sent to the engines.
-VARIANT = "italian"
 
 
 class MatchError(click.ClickException):
     """A bad match setup: shown as one line, exit status 1."""
 
 
-# -- settings -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """Limits for one engine's moves. ``base``/``inc`` is a clock kept by the runner."""
-
-    base: float | None = None
-    inc: float = 0.0
-    move_time: float | None = None
-    depth: int | None = None
-    nodes: int | None = None
-
-    @property
-    def is_set(self) -> bool:
-        return any(v is not None for v in (self.base, self.move_time, self.depth, self.nodes))
-
-    def merged(self, other: TimeControl) -> TimeControl:
-        """These limits, with ``other``'s where this one has none."""
-        clock = (self.base, self.inc) if self.base is not None else (other.base, other.inc)
-        return TimeControl(clock[0], clock[1],
-                           self.move_time if self.move_time is not None else other.move_time,
-                           self.depth if self.depth is not None else other.depth,
-                           self.nodes if self.nodes is not None else other.nodes)
-
-    def level(self, clock: float | None) -> dict[str, object]:
-        """The ``level`` arguments for a move with ``clock`` seconds left (before the increment)."""
-        args: dict[str, object] = {}
-        if self.depth is not None:
-            args["depth"] = self.depth
-        if self.nodes is not None:
-            args["nodes"] = self.nodes
-        if self.move_time is not None:
-            args["move-time"] = seconds_text(self.move_time)
-        if clock is not None:
-            args["time"] = seconds_text(clock)
-            if self.inc:
-                args["inc"] = seconds_text(self.inc)
-        return args
-
-    def allowed(self, clock: float | None) -> float | None:
-        """Seconds this move may take before it loses on time (``None``: no clock)."""
-        limits = [limit for limit in (self.move_time, None if clock is None else clock + self.inc)
-                  if limit is not None]
-        return min(limits) if limits else None
-
-    def __str__(self) -> str:
-        parts = []
-        if self.base is not None:
-            parts.append(f"{seconds_text(self.base)}+{seconds_text(self.inc)}")
-        if self.move_time is not None:
-            parts.append(f"{seconds_text(self.move_time)}s/move")
-        if self.depth is not None:
-            parts.append(f"depth {self.depth}")
-        if self.nodes is not None:
-            parts.append(f"{self.nodes} nodes")
-        return ", ".join(parts) or "none"
+# -- settings from the command line ----------------------------------------------------
 
 
 def parse_tc(text: str) -> tuple[float, float]:
@@ -117,17 +57,6 @@ def parse_tc(text: str) -> tuple[float, float]:
     if base <= 0:
         raise MatchError(f"bad time control {text!r}: the clock must be positive")
     return base, float(match.group(3) or 0)
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """One participant: how to start it and how it plays."""
-
-    name: str
-    command: str
-    options: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    tc: TimeControl = TimeControl()
 
 
 def _number(key: str, value: str, kind: Callable[[str], float]) -> float:
@@ -185,25 +114,6 @@ def engine_spec(pairs: dict[str, str], common: dict[str, str], default_tc: TimeC
     return EngineSpec(name, merged["cmd"], options, merged.get("dir") or None, tc)
 
 
-@dataclass(frozen=True)
-class DrawRule:
-    """Adjudicate a draw from move ``movenumber`` on once both engines' last ``movecount``
-    scores are within ``score`` (hundredths of a man) of zero."""
-
-    movenumber: int
-    movecount: int
-    score: int
-
-
-@dataclass(frozen=True)
-class ResignRule:
-    """Adjudicate a win once the loser's last ``movecount`` scores are at or below ``-score`` and
-    the winner's at or above ``score`` (hundredths of a man)."""
-
-    movecount: int
-    score: int
-
-
 def parse_rule(text: str, option: str, keys: Sequence[str]) -> dict[str, int]:
     pairs = parse_pairs(text, option)
     if set(pairs) != set(keys):
@@ -219,37 +129,7 @@ def parse_rule(text: str, option: str, keys: Sequence[str]) -> dict[str, int]:
     return values
 
 
-@dataclass
-class Settings:
-    """Everything about how games are played, besides the engines."""
-
-    margin: float = 0.2               # seconds a move may overrun its time
-    timeout: float = 60.0             # seconds to wait for an answer when no clock bounds it
-    maxplies: int | None = None
-    draw: DrawRule | None = None
-    resign: ResignRule | None = None
-    restart: bool = False             # a fresh process for every game
-
-
 # -- openings and schedule ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Opening:
-    """A start position and the moves played from it before the engines take over."""
-
-    start: Position
-    moves: tuple[Move, ...] = ()
-
-    def board(self) -> Board:
-        board = Board(self.start)
-        for move in self.moves:
-            board.push(move)
-        return board
-
-    def __str__(self) -> str:
-        text = " ".join(move.hub() for move in self.moves)
-        return text if self.start == Position.start() else f"{self.start.fen()} {text}".strip()
 
 
 def all_openings(plies: int = 3) -> list[Opening]:
@@ -294,17 +174,6 @@ def read_openings(path: str) -> list[Opening]:
     return playable
 
 
-@dataclass(frozen=True)
-class ScheduledGame:
-    """One game of the match: its place in the schedule, its opening and its players."""
-
-    number: int          # 1-based position in the schedule
-    round: int           # 1-based; one round is one opening played by every pair, both colours
-    opening: Opening
-    white: int           # engine indices
-    black: int
-
-
 def schedule(engines: int, openings: Sequence[Opening], *, gauntlet: bool = False,
              rounds: int | None = None, games: int | None = None) -> list[ScheduledGame]:
     """The match's games in order: per round one opening, every pair playing it with both colours.
@@ -323,170 +192,6 @@ def schedule(engines: int, openings: Sequence[Opening], *, gauntlet: bool = Fals
                     return result
                 result.append(ScheduledGame(len(result) + 1, round_index + 1, opening, white, black))
     return result
-
-
-# -- playing one game -----------------------------------------------------------------
-
-
-@dataclass
-class Failure:
-    """An engine lost by failing: what happened, and its last protocol lines."""
-
-    engine: str
-    reason: str
-    message: str
-    tail: list[str]
-
-
-@dataclass
-class GameRecord:
-    """A finished game."""
-
-    game: ScheduledGame
-    board: Board
-    result: str
-    termination: str
-    failure: Failure | None = None
-
-    def points(self, engine: int) -> float:
-        """The points ``engine`` scored in this game (it played one of the sides)."""
-        white_points = {"1-0": 1.0, "0-1": 0.0}.get(self.result, 0.5)
-        return white_points if engine == self.game.white else 1.0 - white_points
-
-
-class _Aborted(Exception):
-    """The match is stopping: drop the game being played."""
-
-
-class Seats:
-    """The engine processes one worker drives: started on demand, replaced after a failure."""
-
-    def __init__(self, specs: Sequence[EngineSpec], settings: Settings) -> None:
-        self.specs = specs
-        self.settings = settings
-        self._engines: dict[int, HubEngine] = {}
-        self._lock = threading.Lock()
-
-    def get(self, index: int) -> HubEngine:
-        """A ready engine for ``specs[index]`` (raises :class:`EngineError` if it cannot start)."""
-        with self._lock:
-            engine = self._engines.get(index)
-        if engine is not None:
-            return engine
-        spec = self.specs[index]
-        engine = HubEngine(spec.command, cwd=spec.cwd, label=spec.name)
-        try:
-            engine.handshake(spec.options, timeout=self.settings.timeout, variant=VARIANT)
-        except EngineError:
-            engine.close(timeout=0.2)
-            raise
-        with self._lock:
-            self._engines[index] = engine
-        return engine
-
-    def discard(self, index: int) -> None:
-        with self._lock:
-            engine = self._engines.pop(index, None)
-        if engine is not None:
-            engine.close(timeout=0.2)
-
-    def close_all(self) -> None:
-        with self._lock:
-            engines, self._engines = list(self._engines.values()), {}
-        for engine in engines:
-            engine.close()
-
-
-def _failure_reason(error: EngineError, clocked: bool) -> str:
-    if isinstance(error, EngineCrashed):
-        return "crash"
-    if isinstance(error, EngineTimeout):
-        return "time forfeit" if clocked else "no answer"
-    return "protocol error"
-
-
-def _streak(scores: list[int | None], count: int, test: Callable[[int], bool]) -> bool:
-    """The last ``count`` scores exist and all pass ``test``."""
-    last = scores[len(scores) - count:] if count else []
-    return len(last) == count and all(score is not None and test(score) for score in last)
-
-
-def play_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
-              stop: threading.Event) -> GameRecord:
-    """Play one game to its end (raises :class:`_Aborted` when ``stop`` is set)."""
-    board = game.opening.board()
-    sides = (game.white, game.black)
-    clocks = [specs[index].tc.base for index in sides]
-    scores: tuple[list[int | None], list[int | None]] = ([], [])
-    start_text = board.start.hub()
-
-    def lose(side: int, reason: str, message: str, tail: list[str]) -> GameRecord:
-        index = sides[side]
-        seats.discard(index)
-        return GameRecord(game, board, "0-1" if side == 0 else "1-0", reason,
-                          Failure(specs[index].name, reason, message, tail))
-
-    for side, index in enumerate(sides):
-        try:
-            seats.get(index).new_game()
-        except EngineError as error:
-            return lose(side, _failure_reason(error, False), str(error), error.tail)
-    while True:
-        if stop.is_set():
-            raise _Aborted
-        outcome = board.outcome()
-        if outcome is not None:
-            termination = {"no moves": "normal", "repetition": "repetition",
-                           "move count": "40-move rule"}.get(outcome.termination, outcome.termination)
-            return GameRecord(game, board, outcome.result(), termination)
-        if settings.maxplies is not None and len(board.moves) >= settings.maxplies:
-            return GameRecord(game, board, "1/2-1/2", "adjudication: maximum length")
-        side = 0 if board.position.white_to_move else 1
-        spec = specs[sides[side]]
-        allowed = spec.tc.allowed(clocks[side])
-        timeout = settings.timeout if allowed is None else allowed + settings.margin
-        try:
-            engine = seats.get(sides[side])
-            report: SearchReport = engine.go(start_text, [move.hub() for move in board.moves],
-                                             spec.tc.level(clocks[side]), timeout)
-        except EngineError as error:
-            if stop.is_set():
-                raise _Aborted from error
-            return lose(side, _failure_reason(error, allowed is not None), str(error), error.tail)
-        if allowed is not None and report.elapsed > allowed + settings.margin:
-            return lose(side, "time forfeit",
-                        f"{spec.name}: took {report.elapsed:.3f} s, allowed {allowed:.3f} s "
-                        f"+ {settings.margin:.3f} s margin", engine.tail())
-        try:
-            move = board.parse_move(report.move)
-        except MoveError as error:
-            return lose(side, "illegal move", f"{spec.name}: {error}", engine.tail())
-        clock = clocks[side]
-        if clock is not None:
-            clocks[side] = clock + spec.tc.inc - report.elapsed
-        board.push(move)
-        scores[side].append(report.score)
-        record = _adjudicate(game, board, scores, settings)
-        if record is not None:
-            return record
-
-
-def _adjudicate(game: ScheduledGame, board: Board, scores: tuple[list[int | None], list[int | None]],
-                settings: Settings) -> GameRecord | None:
-    """A draw or win by the engines' agreeing scores (each from its own side), if the rules say so."""
-    if board.outcome() is not None:
-        return None  # the rules decide
-    draw = settings.draw
-    if draw is not None and (len(board.moves) + 1) // 2 >= draw.movenumber and all(
-            _streak(own, draw.movecount, lambda s: abs(s) <= draw.score) for own in scores):
-        return GameRecord(game, board, "1/2-1/2", "adjudication: draw by score")
-    resign = settings.resign
-    if resign is not None:
-        for loser in (0, 1):
-            if (_streak(scores[loser], resign.movecount, lambda s: s <= -resign.score)
-                    and _streak(scores[1 - loser], resign.movecount, lambda s: s >= resign.score)):
-                return GameRecord(game, board, "0-1" if loser == 0 else "1-0", "adjudication: win by score")
-    return None
 
 
 # -- output ---------------------------------------------------------------------------
@@ -751,7 +456,7 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
                     return
                 try:
                     done.put(play_game(game, specs, seats, settings, stop))
-                except _Aborted:
+                except Aborted:
                     return
                 if settings.restart:
                     seats.close_all()

@@ -340,3 +340,32 @@ def test_progress_line_is_rewritten_on_a_terminal() -> None:
     console.progress("2/4 games")          # too soon for another line
     console.progress("4/4 games", force=True)
     assert log.getvalue() == "1/4 games\n4/4 games\n"
+
+
+def test_time_control_levels_and_allowances() -> None:
+    from protocol.arbiter import TimeControl
+    from protocol.match import parse_tc
+
+    assert parse_tc("10+0.1") == (10.0, 0.1)
+    assert parse_tc("1:30") == (90.0, 0.0)
+    with pytest.raises(MatchError, match="bad time control"):
+        parse_tc("40/60")
+    clock = TimeControl(base=10.0, inc=0.1)
+    # the increment is credited before the move: time=9.5 inc=0.1 gives 9.6 s for this move
+    assert clock.level(9.5) == {"time": "9.5", "inc": "0.1"}
+    assert clock.allowed(9.5) == pytest.approx(9.6)
+    assert clock.level(-0.05) == {"time": "-0.05", "inc": "0.1"}    # overrun within the margin
+    fixed = TimeControl(move_time=0.25, depth=6, nodes=5000)
+    assert fixed.level(None) == {"depth": 6, "nodes": 5000, "move-time": "0.25"}
+    assert fixed.allowed(None) == 0.25
+    assert TimeControl(depth=4).allowed(None) is None and str(TimeControl(depth=4)) == "depth 4"
+    assert str(clock) == "10+0.1" and str(fixed) == "0.25s/move, depth 6, 5000 nodes"
+    assert TimeControl(depth=3).merged(clock) == TimeControl(10.0, 0.1, None, 3, None)
+
+
+def test_fixed_node_games(tmp_path: Path) -> None:
+    pdn = tmp_path / "nodes.pdn"
+    result = run("--engine", f"cmd={PEDINA}", "name=A", "--engine", f"cmd={PEDINA}", "name=B",
+                 "--nodes", "300", "--games", "2", "--maxplies", "40", "--pdnout", str(pdn))
+    assert result.exit_code == 0, result.output
+    assert {g.headers["TimeControl"] for g in read_games(pdn.read_text())} == {"300 nodes"}
