@@ -61,27 +61,31 @@ def parse_position(text: str) -> Position:
 
 @main.command()
 @click.argument("position", required=False, default="")
-@click.option("--depth", "-d", type=click.IntRange(0, 30), required=True, help="Plies to count.")
+@click.option("--depth", "-d", type=click.IntRange(1, 30), required=True, help="Plies to count.")
 @click.option("--divide", is_flag=True, help="Show the count below each legal move.")
 def perft(position: str, depth: int, divide: bool) -> None:
-    """Count the leaves of the legal-move tree (POSITION: FEN or Hub string; default: start)."""
+    """Count the leaves of the legal-move tree (POSITION: FEN or Hub string; default: start).
+
+    Without --divide, every depth up to DEPTH is counted in turn, with its speed.
+    """
     root = parse_position(position) if position else Position.start()
-    started = time.perf_counter()
-    total = 0
     if divide:
+        started = time.perf_counter()
+        total = 0
         for move in legal_moves(root):
             count = count_leaves(root.play_raw(move.raw), depth - 1)
             total += count
-            click.echo(f"{move.hub():<24} {count}")
-    else:
-        for ply in range(1, depth + 1):
-            ply_started = time.perf_counter()
-            total = count_leaves(root, ply)
-            elapsed = time.perf_counter() - ply_started
-            click.echo(f"depth {ply:2d}  leaves {total:>13,}  time {elapsed:8.3f} s  "
-                       f"{total / max(elapsed, 1e-9):>13,.0f} leaves/s")
-    elapsed = time.perf_counter() - started
-    click.echo(f"total {total:,} leaves in {elapsed:.3f} s ({total / max(elapsed, 1e-9):,.0f} leaves/s)")
+            click.echo(f"{move.hub():<24} {count:>13,}")
+        elapsed = time.perf_counter() - started
+        click.echo(f"depth {depth}: {total:,} leaves in {elapsed:.3f} s "
+                   f"({total / max(elapsed, 1e-9):,.0f} leaves/s)")
+        return
+    for ply in range(1, depth + 1):
+        started = time.perf_counter()
+        total = count_leaves(root, ply)
+        elapsed = time.perf_counter() - started
+        click.echo(f"depth {ply:2d}  leaves {total:>13,}  time {elapsed:8.3f} s  "
+                   f"{total / max(elapsed, 1e-9):>13,.0f} leaves/s")
 
 
 @main.command()
@@ -110,6 +114,9 @@ main.add_command(match)
 
 from protocol.bench_search import bench_search  # noqa: E402
 main.add_command(bench_search, name="bench")
+
+from protocol.bench_movegen import bench_movegen  # noqa: E402  (moves under `bench` later)
+main.add_command(bench_movegen, name="bench-movegen")
 
 
 if __name__ == "__main__":
