@@ -106,7 +106,7 @@ def pydraughts_perft(draughts: Any, fen: str, depth: int) -> int:
 
 
 def run_bench(quick: bool = False, use_pydraughts: bool = True,
-              progress: Callable[[str], None] | None = None) -> list[Row]:
+              progress: Callable[[str], None] | None = None, min_seconds: float = MIN_SECONDS) -> list[Row]:
     """Time every position; returns the table rows (Pedina's deep run, then the shared one)."""
     say = progress or (lambda text: None)
     draughts = load_pydraughts() if use_pydraughts else None
@@ -117,8 +117,8 @@ def run_bench(quick: bool = False, use_pydraughts: bool = True,
         position = Position.from_fen(fen)
         say(f"{name}: Pedina perft {deep} ...")
         rows.append(Row(name, deep, *time_perft(position, deep)))
-        say(f"{name}: Pedina perft {shallow} (repeated for {MIN_SECONDS} s) ...")
-        row = Row(name, shallow, *time_perft(position, shallow, MIN_SECONDS))
+        say(f"{name}: Pedina perft {shallow} (repeated for {min_seconds} s) ...")
+        row = Row(name, shallow, *time_perft(position, shallow, min_seconds))
         if draughts is not None:
             say(f"{name}: pydraughts perft {shallow} ...")
             started = time.perf_counter()

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from click.testing import CliRunner
 
+import protocol.bench_movegen as bench
 from engine import Position, legal_moves, perft
+from protocol.bench_movegen import format_table, run_bench
+from protocol.cli import main
 
 START = [7, 49, 302, 1469, 7361, 36473, 177532, 828783, 3860875, 17761384, 81647058]
 FIRST_FEN = "W:W30,26,27,22,23,24,17,18,20:B14,15,16,9,11,5,6,1,3"
@@ -55,3 +59,40 @@ def test_bulk_count_matches_generated_moves(random_positions: Callable[..., list
     # it must give the number of generated moves in every kind of position.
     for position in random_positions(3000, 11):
         assert position.count_moves() == len(position.raw_moves()), position.fen()
+
+
+def test_perft_command() -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["perft", "-d", "4"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert [line.split()[3] for line in lines] == ["7", "49", "302", "1,469"]
+    result = runner.invoke(main, ["perft", SECOND_FEN, "-d", "3", "--divide"])
+    assert result.exit_code == 0
+    *per_move, total = result.output.splitlines()
+    assert len(per_move) == SECOND[0] and sum(int(line.split()[1].replace(",", "")) for line in per_move) == SECOND[2]
+    assert total.startswith("depth 3: 271 leaves")
+
+
+def test_perft_command_rejects_bad_input() -> None:
+    result = CliRunner().invoke(main, ["perft", "W:W21-32:B1-13", "-d", "2"])
+    assert result.exit_code == 2 and "Black has 13 pieces" in result.output and "Traceback" not in result.output
+    assert CliRunner().invoke(main, ["perft", "-d", "0"]).exit_code == 2
+
+
+def test_bench_movegen_table() -> None:
+    rows = run_bench(quick=True, min_seconds=0.0)
+    expected = {("start", 7): START[6], ("start", 3): START[2], ("published 1", 8): FIRST[7],
+                ("published 1", 5): FIRST[4], ("published 2", 6): SECOND[5], ("published 2", 3): SECOND[2]}
+    assert {(row.position, row.depth): row.leaves for row in rows} == expected
+    shared = [row for row in rows if row.their_leaves is not None]
+    assert len(shared) == 3 and all(row.their_leaves == row.leaves and row.ratio for row in shared)
+    table = format_table(rows)
+    assert len(table) == 7 and all(line.endswith("x") for line in table if " 3 " in line[:20])
+
+
+def test_bench_movegen_without_pydraughts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "load_pydraughts", lambda: None)
+    result = CliRunner().invoke(main, ["bench-movegen", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "pydraughts is not installed" in result.output and "leaves/s" in result.output
