@@ -124,8 +124,8 @@ def parse_rule(text: str, option: str, keys: Sequence[str]) -> dict[str, int]:
             values[key] = int(pairs[key])
         except ValueError:
             raise MatchError(f"bad value {option} {key}={pairs[key]!r} (expected an integer)") from None
-        if values[key] < 0:
-            raise MatchError(f"bad value {option} {key}={pairs[key]!r} (must not be negative)")
+        if values[key] < (1 if key == "movecount" else 0):
+            raise MatchError(f"bad value {option} {key}={pairs[key]!r} (too small)")
     return values
 
 
@@ -210,7 +210,6 @@ class PdnOut:
     """The PDN output file: each game appended, flushed and synced as soon as it ends."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
         self._file: TextIO = open(path, "a", encoding="utf-8")
 
     def write(self, text: str) -> None:
@@ -237,8 +236,9 @@ def load_finished(path: str, games: Sequence[ScheduledGame],
     """The games of ``games`` already in the PDN file at ``path``, by schedule number.
 
     Games are matched by round and players, and must have the scheduled opening.
-    An unfinished or unreadable game at the end (an interrupted write) is dropped and
-    the file rewritten without it; the number of games dropped is returned too.
+    A game without a result or that cannot be read (an interrupted write leaves one
+    at the end) is dropped and the file rewritten without it; the number of games
+    dropped is returned too.
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -263,14 +263,13 @@ def load_finished(path: str, games: Sequence[ScheduledGame],
         except ValueError:
             key = (0, "", "")
         game = by_key.get(key)
-        opening = game.opening if game is not None else None
-        if (game is None or opening is None or pdn.board.start != opening.start
-                or tuple(pdn.board.moves[:len(opening.moves)]) != opening.moves):
+        if (game is None or pdn.board.start != game.opening.start
+                or tuple(pdn.board.moves[:len(game.opening.moves)]) != game.opening.moves):
             raise MatchError(f"{path} holds a game (round {headers.get('Round', '?')}, "
                              f"{headers.get('White', '?')} - {headers.get('Black', '?')}) that is not "
                              "in this match's schedule: resume with the same engines, openings and seed")
         if game.number in finished:
-            raise MatchError(f"{path} holds game {key} twice")
+            raise MatchError(f"{path} holds the game of round {key[0]}, {key[1]} - {key[2]} twice")
         finished[game.number] = GameRecord(game, pdn.board, pdn.result, headers.get("Termination", ""))
         kept.append(chunk)
     if dropped:
@@ -291,16 +290,15 @@ def _estimate_text(estimate: EloEstimate) -> str:
 
 
 class Tally:
-    """Win/draw/loss counts per ordered pair of engines, and terminations."""
+    """Win/draw/loss counts per pair of engines, terminations, failures, and engine 0's Elo history."""
 
-    def __init__(self, engines: int) -> None:
-        self.engines = engines
+    def __init__(self) -> None:
         self.pairs: dict[tuple[int, int], list[int]] = {}   # (i, j), i < j: [i wins, draws, j wins]
         self.terminations: Counter[str] = Counter()
         self.failures: Counter[tuple[str, str]] = Counter()
         self.history: list[EloEstimate] = []                # engine 0 against the others, per game
 
-    def add(self, record: GameRecord, specs: Sequence[EngineSpec]) -> None:
+    def add(self, record: GameRecord) -> None:
         first, second = sorted((record.game.white, record.game.black))
         counts = self.pairs.setdefault((first, second), [0, 0, 0])
         points = record.points(first)
@@ -430,7 +428,7 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
               console: Console | None = None) -> MatchOutcome:
     """Play ``games`` (less those already in the PDN file when resuming) and tally them."""
     console = console or Console(sys.stdout)
-    tally = Tally(len(specs))
+    tally = Tally()
     finished: dict[int, GameRecord] = {}
     if pdn_path is not None and resume and os.path.exists(pdn_path):
         finished, dropped = load_finished(pdn_path, games, specs)
@@ -438,7 +436,7 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
             console.message(f"dropped {dropped} unfinished game(s) at the end of {pdn_path}")
         console.message(f"resuming: {len(finished)} of {len(games)} games already played")
     for number in sorted(finished):
-        tally.add(finished[number], specs)
+        tally.add(finished[number])
     pending: queue.Queue[ScheduledGame] = queue.Queue()
     for game in games:
         if game.number not in finished:
@@ -483,6 +481,21 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
         text += f"  {_clock(time.monotonic() - started)}"
         console.progress(text, force)
 
+    def take(item: GameRecord) -> None:
+        if out is not None:
+            out.write(write_game(item.board, game_headers(item, specs, event, site,
+                                                          time.strftime("%Y.%m.%d")), item.result))
+        played.append(item)
+        tally.add(item)
+        if item.failure is not None:
+            failure = item.failure
+            console.message(f"game {item.game.number} (round {item.game.round}, "
+                            f"{specs[item.game.white].name} - {specs[item.game.black].name}): "
+                            f"{failure.engine} loses by {failure.reason}: {failure.message}")
+            console.message(f"  last lines of {failure.engine}:")
+            for line in failure.tail:
+                console.message(f"    {line}")
+
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -502,19 +515,7 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
                 continue
             if isinstance(item, BaseException):
                 raise item
-            if out is not None:
-                out.write(write_game(item.board, game_headers(item, specs, event, site,
-                                                              time.strftime("%Y.%m.%d")), item.result))
-            played.append(item)
-            tally.add(item, specs)
-            if item.failure is not None:
-                failure = item.failure
-                console.message(f"game {item.game.number} (round {item.game.round}, "
-                                f"{specs[item.game.white].name} - {specs[item.game.black].name}): "
-                                f"{failure.engine} loses by {failure.reason}: {failure.message}")
-                console.message(f"  last lines of {failure.engine}:")
-                for line in failure.tail:
-                    console.message(f"    {line}")
+            take(item)
             if sprt is not None and decision is None:
                 decision = sprt.decision(*tally.wdl(0))
                 if decision is not None:
@@ -522,9 +523,13 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
             show()
     except KeyboardInterrupt:
         interrupted = True
-        stop.set()
+        stop.set()  # before the engines go: games in play are then dropped, not scored
         for seats in all_seats:
             seats.close_all()
+        while not done.empty():  # games that ended before the interruption are kept
+            item = done.get()
+            if isinstance(item, GameRecord):
+                take(item)
     finally:
         stop.set()
         for worker in workers:

@@ -264,6 +264,8 @@ def test_plot_without_matplotlib_is_a_one_line_error(monkeypatch: pytest.MonkeyP
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
       "--draw", "movenumber=3"], "--draw needs exactly"),
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+      "--resign", "movecount=0", "score=300"], "movecount='0' (too small)"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
       "--sprt", "elo0=5", "elo1=0", "alpha=0.05", "beta=0.05"], "elo0 < elo1"),
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--resume"],
      "--resume needs --pdnout"),
