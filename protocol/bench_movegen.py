@@ -23,8 +23,8 @@ from engine.position import START_FEN, Position
 #: (name, FEN, Pedina's deep depth, shallow depth that pydraughts also runs).
 POSITIONS: tuple[tuple[str, str, int, int], ...] = (
     ("start", START_FEN, 10, 5),
-    ("published 1", "W:W30,26,27,22,23,24,17,18,20:B14,15,16,9,11,5,6,1,3", 10, 7),
-    ("published 2", "B:W30,21,22,17,20,K6:B25,28,9,5,1,3", 9, 4),
+    ("published 1", "W:W30,26,27,22,23,24,17,18,20:B14,15,16,9,11,5,6,1,3", 10, 8),
+    ("published 2", "B:W30,21,22,17,20,K6:B25,28,9,5,1,3", 9, 5),
 )
 #: Smaller depths for a quick look (and the CLI test).
 QUICK: dict[str, tuple[int, int]] = {"start": (7, 3), "published 1": (8, 5), "published 2": (6, 3)}
