@@ -14,7 +14,7 @@ import click
 
 from engine.board import Board
 from engine.move import Move, MoveError, format_pdn
-from engine.position import Position
+from engine.position import Position, PositionError
 from engine.search import Limits, Searcher
 
 #: Board letters: Hub letters, which PDN readers also know.
@@ -78,12 +78,13 @@ def score_text(score: int) -> str:
 class PlaySession:
     """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints."""
 
-    def __init__(self, human_white: bool, limits: Callable[[], Limits], *, hash_mb: int = 16,
-                 ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
+    def __init__(self, human_white: bool, limits: Callable[[], Limits], *, start: Position | None = None,
+                 hash_mb: int = 16, ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
         self.limits = limits
         self.searcher = Searcher(hash_mb)
-        self.board = Board()
+        self.start = start or Position.start()
+        self.board = Board(self.start)
         self.flipped = not human_white
         self.ask = ask
         self.say = say
@@ -122,7 +123,7 @@ class PlaySession:
             self.flipped = not self.flipped
             self.show()
         elif word == "new":
-            self.board = Board()
+            self.board = Board(self.start)
             self.searcher.new_game()
             self.say("New game.")
             self.show()
@@ -205,15 +206,20 @@ def _read(prompt: str) -> str | None:
 @click.option("--time", "move_time", type=click.FloatRange(0.01, 600), default=None,
               help="Engine seconds per move (default 1).")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Engine search depth instead of a time.")
+@click.option("--position", "start", default=None, help="Start from this FEN or Hub position.")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=16, show_default=True,
               help="Hash table size in MB.")
-def play(colour: str, move_time: float | None, depth: int | None, hash_mb: int) -> None:
+def play(colour: str, move_time: float | None, depth: int | None, start: str | None, hash_mb: int) -> None:
     """Play a game against Pedina in the terminal."""
     if move_time is not None and depth is not None:
         raise click.UsageError("give --time or --depth, not both")
+    try:
+        position = Position.parse(start) if start else None
+    except PositionError as error:
+        raise click.BadParameter(str(error), param_hint="--position") from None
 
     def limits() -> Limits:
         return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
 
-    session = PlaySession(colour == "white", limits, hash_mb=hash_mb, ask=_read, say=click.echo)
+    session = PlaySession(colour == "white", limits, start=position, hash_mb=hash_mb, ask=_read, say=click.echo)
     session.run()

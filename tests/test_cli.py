@@ -1,0 +1,224 @@
+"""The ``pedina`` command: help, analyze (text and JSON), errors, play (pexpect), demo."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pexpect
+import pytest
+from click.testing import CliRunner
+
+from engine import START_FEN, Board, Position, format_pdn
+from engine.pdn import write_game
+from protocol.cli import main
+
+PEDINA = shutil.which("pedina")
+
+
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    assert PEDINA is not None
+    return subprocess.run([PEDINA, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def replay(position: Position, pv: list[str]) -> Board:
+    """Play a list of move texts from ``position``; raises if one is illegal."""
+    board = Board(position)
+    for text in pv:
+        board.push_text(text)
+    return board
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_every_subcommand_has_help(command: str) -> None:
+    result = CliRunner().invoke(main, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"Usage: main {command}") or result.output.startswith(f"Usage: pedina {command}")
+
+
+def test_top_level_help_lists_the_commands() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("hub", "play", "analyze", "demo", "perft"):
+        assert re.search(rf"^\s+{command}\s", result.stdout, re.M), command
+
+
+def test_analyze_position_text_table() -> None:
+    result = run("analyze", START_FEN, "--depth", "3", "--multipv", "2")
+    assert result.returncode == 0, result.stderr
+    header, first, second = result.stdout.splitlines()
+    assert header.split() == ["ply", "played", "white", "depth", "best", "pv"]
+    fields = first.split()
+    assert fields[0] == "1." and re.fullmatch(r"[+-]\d+\.\d\d", fields[1]) and fields[2] == "3"
+    replay(Position.start(), fields[4:])
+    assert fields[3] == fields[4]  # best = first move of the pv
+    assert second.split()[0] == "#2"
+    replay(Position.start(), second.split()[4:])
+    assert second.split()[3] != fields[3]  # another root move
+
+
+def test_analyze_position_json_for_scripts() -> None:
+    hub = Position.start().hub()
+    result = run("analyze", hub, "--depth", "2", "--multipv", "3", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["hub"] == hub and document["to_move"] == "white" and document["multipv"] == 3
+    lines = document["lines"]
+    assert [line["multipv"] for line in lines] == [1, 2, 3]
+    assert len({line["move"] for line in lines}) == 3
+    for line in lines:
+        assert line["pv"][0] == line["move"] and line["depth"] >= 1 and isinstance(line["score"], float)
+        assert line["white"] == line["score"]  # White to move
+        replay(Position.start(), line["pv"])
+
+
+def test_analyze_every_move_of_a_pdn_game(tmp_path: Path) -> None:
+    board = Board()
+    for text in ("23-19", "10-14", "19x10", "5x14"):
+        board.push_text(text)
+    pdn = tmp_path / "game.pdn"
+    pdn.write_text(write_game(board, {"White": "A", "Black": "B"}, "*"), encoding="utf-8")
+    result = run("analyze", str(pdn), "--depth", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["headers"]["White"] == "A" and document["result"] == "*"
+    positions = document["positions"]
+    assert [p["played"] for p in positions] == ["23-19", "10-14", "19x10", "5x14", None]
+    for ply, report in enumerate(positions):
+        assert report["fen"] == board.positions[ply].fen()
+        replay(board.positions[ply], report["lines"][0]["pv"])
+        score, white = report["lines"][0]["score"], report["lines"][0]["white"]
+        assert white == (score if report["to_move"] == "white" else -score)
+    text = run("analyze", str(pdn), "--depth", "2")
+    assert text.returncode == 0
+    rows = text.stdout.splitlines()
+    assert [row.split()[0] for row in rows[1:6]] == ["1.", "1...", "2.", "2...", "3."]
+    assert rows[-1] == "result *"
+
+
+def test_analyze_reports_a_position_without_moves() -> None:
+    lost = Position.from_squares(white_men=[21], white_to_move=False)
+    result = run("analyze", lost.fen(), "--json", "--depth", "1")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["lines"] == []
+    assert "no legal moves: Black loses" in run("analyze", lost.fen(), "--depth", "1").stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["analyze", "nonsense"], "not a PDN file, FEN or Hub position"),
+    (["analyze", "W" + "e" * 50], "33 characters"),
+    (["analyze", START_FEN, "--depth", "2", "--time", "1"], "not both"),
+    (["analyze", START_FEN, "--multipv", "0"], "--multipv"),
+    (["play", "--depth", "0"], "--depth"),
+    (["play", "--position", "W:W1:B2"], "promotion row"),
+    (["perft", "-d", "2", "Wxyz"], "position"),
+    (["hub", "--hash", "0"], "--hash"),
+    (["no-such-command"], "No such command"),
+])
+def test_user_mistakes_give_one_line_and_non_zero_exit(args: list[str], words: str) -> None:
+    result = run(*args)
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and words in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_analyze_bad_pdn_file_is_one_line_error(tmp_path: Path) -> None:
+    pdn = tmp_path / "bad.pdn"
+    pdn.write_text('[GameType "22"]\n\n1. 23-19 23-19 *\n', encoding="utf-8")
+    result = run("analyze", str(pdn), "--depth", "1")
+    assert result.returncode != 0 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("Error: ") and "bad.pdn" in result.stderr and "Traceback" not in result.stderr
+
+
+class Player:
+    """``pedina play`` under pexpect."""
+
+    def __init__(self, *args: str) -> None:
+        assert PEDINA is not None
+        self.child = pexpect.spawn(PEDINA, ["play", *args], encoding="utf-8", timeout=30, echo=False)
+
+    def prompt(self) -> str:
+        """Everything printed up to the next move prompt."""
+        self.child.expect(r"(Your move \((White|Black)\)|Game over \(new, undo or quit\))> ")
+        return str(self.child.before)
+
+    def say(self, line: str) -> str:
+        self.child.sendline(line)
+        return self.prompt()
+
+
+def engine_move(output: str) -> str:
+    match = re.search(r"Pedina plays (\S+)", output)
+    assert match, output
+    return match.group(1)
+
+
+def test_play_moves_hint_takeback_and_bad_input() -> None:
+    player = Player("--depth", "2")
+    start = player.prompt()
+    assert "You play White" in start and " a     b     c" in start and "w 21" in start and "b 12" in start
+    board = Board()
+    board.push_text("23-19")
+    output = player.say("23-19")
+    assert "You play 23-19" in output
+    board.push_text(engine_move(output))
+    assert "Ply 2, White to move." in output
+    assert "illegal move '1-5'" in player.say("1-5")
+    assert "cannot read move 'hello'" in player.say("hello")
+    hint = re.search(r"Hint: (\S+)", player.say("hint"))
+    assert hint, "a hint names a move"
+    board.parse_move(hint.group(1))  # legal in the current position
+    moves = player.say("moves")
+    listed = moves.split("Legal moves: ")[1].split()
+    legal = board.legal_moves()
+    assert sorted(listed) == sorted(format_pdn(m, legal) for m in legal)
+    taken = player.say("undo")
+    assert "Taken back." in taken and "Ply 0, White to move." in taken
+    assert "Nothing to take back." in player.say("takeback")
+    assert " h     g     f" in player.say("flip")
+    assert "Type a move" in player.say("help")
+    player.child.sendline("quit")
+    player.child.expect("Bye.")
+    player.child.expect(pexpect.EOF)
+
+
+def test_play_as_black_engine_moves_first_and_game_end_is_shown() -> None:
+    player = Player("--color", "black", "--depth", "1")
+    output = player.prompt()
+    assert "You play Black" in output
+    board = Board()
+    board.push_text(engine_move(output))
+    assert "Ply 1, Black to move." in output
+    player.child.sendeof()
+    player.child.expect("Bye.")
+    player.child.expect(pexpect.EOF)
+    # one capture from the end: White takes Black's last piece and wins
+    ending = Position.from_squares(white_men=[22, 30], black_men=[18]).fen()
+    player = Player("--depth", "1", "--position", ending)
+    player.prompt()
+    over = player.say("22x13")
+    assert "Game over: White wins" in over and "You win" in over and "1-0" in over
+    assert "The game is over" in player.say("21-17")
+    assert "Ply 0, White to move." in player.say("undo")
+    player.child.sendline("quit")
+    player.child.expect(pexpect.EOF)
+
+
+def test_demo_plays_and_reports_the_result() -> None:
+    short = run("demo", "--plies", "4", "--depth", "2")
+    assert short.returncode == 0, short.stderr
+    lines = short.stdout.splitlines()
+    moves = [line for line in lines if re.match(r"\d+\.(\.\.)?\s", line)]
+    assert len(moves) == 4 and "Stopped after 4 plies" in lines[-1]
+    assert sum(" a     b     c" in line for line in lines) >= 5  # the start and each move
+    board = Board()
+    for line in moves:
+        board.push_text(line.split()[1])
+    full = run("demo", "--depth", "1", "--plies", "1000", "--no-board")
+    assert full.returncode == 0, full.stderr
+    assert re.search(r"(wins after \d+ plies|Draw by .* after \d+ plies)", full.stdout.splitlines()[-1])
