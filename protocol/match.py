@@ -603,7 +603,7 @@ class MatchCommand(click.Command):
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --shuffle.")
 @click.option("--rounds", type=click.IntRange(1), help="Rounds (one opening each, every pair, both colours).")
 @click.option("--games", "max_games", type=click.IntRange(1), help="Stop after this many games.")
-@click.option("--tc", help="Clock per engine, SECONDS+INCREMENT (increment credited before each move).")
+@click.option("--tc", metavar="SECONDS+INC", help="Clock per engine, SECONDS+INCREMENT (increment credited before each move).")
 @click.option("--st", type=click.FloatRange(0, min_open=True), help="Seconds per move.")
 @click.option("--depth", type=click.IntRange(1), help="Fixed search depth.")
 @click.option("--nodes", type=click.IntRange(1), help="Fixed node count.")
@@ -636,8 +636,11 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
           event: str) -> None:
     """Play a match between Hub engines and show who is stronger.
 
-    Example: pedina match --engine cmd="pedina hub" name=strong --engine cmd="pedina hub"
-    name=weak option.skill=5 --depth 4 --games 100 --concurrency 2 --pdnout games.pdn
+    \b
+    Example: full strength against skill 10, 0.1 s a move, two games at a time:
+      pedina match --engine cmd="pedina hub" name=full \\
+                   --engine cmd="pedina hub" name=skill10 option.skill=10 \\
+                   --st 0.1 --games 100 --shuffle --concurrency 2 --pdnout games.pdn
     """
     base, inc = parse_tc(tc) if tc else (None, 0.0)
     default_tc = TimeControl(base, inc, st, depth, nodes)
