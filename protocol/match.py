@@ -297,12 +297,14 @@ class Tally:
         self.terminations: Counter[str] = Counter()
         self.failures: Counter[tuple[str, str]] = Counter()
         self.history: list[EloEstimate] = []                # engine 0 against the others, per game
+        self.colours = [0, 0, 0]                            # White wins, draws, Black wins
 
     def add(self, record: GameRecord) -> None:
         first, second = sorted((record.game.white, record.game.black))
         counts = self.pairs.setdefault((first, second), [0, 0, 0])
         points = record.points(first)
         counts[0 if points == 1.0 else 1 if points == 0.5 else 2] += 1
+        self.colours[{"1-0": 0, "0-1": 2}.get(record.result, 1)] += 1
         self.terminations[record.termination] += 1
         if record.failure is not None:
             self.failures[(record.failure.engine, record.failure.reason)] += 1
@@ -345,7 +347,10 @@ def final_table(tally: Tally, specs: Sequence[EngineSpec]) -> list[str]:
         est = tally.estimate(first, second)
         rows.append(f"{specs[first].name} vs {specs[second].name}: +{est.wins} ={est.draws} "
                     f"-{est.losses}  score {100 * est.score:.1f}%  {_estimate_text(est)}  "
-                    f"LOS {100 * est.los:.1f}%")
+                    f"LOS {100 * est.los:.1f}%  draws {100 * est.draws / max(1, est.games):.0f}%")
+    white = elo_estimate(*tally.colours)
+    rows.append(f"White vs Black: +{white.wins} ={white.draws} -{white.losses}  "
+                f"score {100 * white.score:.1f}%")
     if tally.terminations:
         rows.append("Terminations: " + ", ".join(f"{name} {count}" for name, count
                                                  in tally.terminations.most_common()))

@@ -104,6 +104,7 @@ def test_a_silent_engine_under_a_clock_loses_on_time() -> None:
     assert result.exit_code == 0, result.output
     assert "silent loses by time forfeit" in result.output
     assert "good vs silent: +2 =0 -0" in result.output
+    assert "White vs Black: +1 =0 -1" in result.output
 
 
 def test_concurrent_fixed_depth_games_equal_the_sequential_ones(tmp_path: Path) -> None:
@@ -198,7 +199,7 @@ def test_resume_refuses_a_different_schedule(tmp_path: Path) -> None:
     assert "not in this match's schedule" in result.output and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
 def test_interrupted_match_keeps_finished_games_and_resume_completes(tmp_path: Path, interrupt: int) -> None:
     pdn = tmp_path / "int.pdn"
     command = [sys.executable, "-m", "protocol.cli", "match",
@@ -371,3 +372,36 @@ def test_fixed_node_games(tmp_path: Path) -> None:
                  "--nodes", "300", "--games", "2", "--maxplies", "40", "--pdnout", str(pdn))
     assert result.exit_code == 0, result.output
     assert {g.headers["TimeControl"] for g in read_games(pdn.read_text())} == {"300 nodes"}
+
+
+def test_final_table_shows_the_hand_computed_statistics() -> None:
+    import math
+
+    from protocol.arbiter import EngineSpec, GameRecord, Opening, ScheduledGame
+    from protocol.match import Tally, final_table
+
+    specs = [EngineSpec("A", "a"), EngineSpec("B", "b")]
+    tally = Tally()
+    results = ["1-0"] * 6 + ["1/2-1/2"] * 3 + ["0-1"]     # A: 6 wins, 3 draws, 1 loss
+    for number, outcome in enumerate(results, start=1):
+        white, black = (0, 1) if number % 2 else (1, 0)
+        if white == 1:                                      # the same result from A's side
+            outcome = {"1-0": "0-1", "0-1": "1-0"}.get(outcome, outcome)
+        game = ScheduledGame(number, (number + 1) // 2, Opening(Position.start()), white, black)
+        tally.add(GameRecord(game, Board(), outcome, "normal"))
+    assert tally.wdl(0) == (6, 3, 1) and tally.wdl(1) == (1, 3, 6)
+    # score 7.5 / 10 = 0.75: Elo = -400 log10(1/0.75 - 1) = 400 log10(3) = 190.8
+    # variance (6 * 0.25^2 + 3 * 0.25^2 + 1 * 0.75^2) / 10 = 1.125 / 10 = 0.1125;
+    # margin 1.96 sqrt(0.1125 / 10) = 0.20789; interval 0.54211 .. 0.95789 -> Elo 29.3 .. 542.8,
+    # half width 256.7; LOS (1 + erf(5 / sqrt(14))) / 2 = (1 + erf(1.33631)) / 2 = 0.9706
+    assert 400 * math.log10(3) == pytest.approx(190.85, abs=0.01)
+    margin = 1.959964 * math.sqrt(0.1125 / 10)
+    assert -400 * math.log10(1 / (0.75 - margin) - 1) == pytest.approx(29.33, abs=0.01)
+    assert -400 * math.log10(1 / (0.75 + margin) - 1) == pytest.approx(542.75, abs=0.01)
+    assert 0.5 * (1 + math.erf(5 / math.sqrt(14))) == pytest.approx(0.9706, abs=1e-4)
+    rows = final_table(tally, specs)
+    assert rows[1].split() == ["1", "A", "10", "7.5", "75.0%", "6", "3", "1", "+190.8", "256.7", "97.1%"]
+    assert rows[2].split() == ["2", "B", "10", "2.5", "25.0%", "1", "3", "6", "-190.8", "256.7", "2.9%"]
+    assert rows[4] == ("A vs B: +6 =3 -1  score 75.0%  Elo +190.8 ± 256.7 [+29.3, +542.8]  LOS 97.1%  "
+                       "draws 30%")
+    assert rows[5] == "White vs Black: +4 =3 -3  score 55.0%"   # A won 3 as White, 3 as Black; lost game 10 as Black
