@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import subprocess
@@ -405,3 +406,19 @@ def test_final_table_shows_the_hand_computed_statistics() -> None:
     assert rows[4] == ("A vs B: +6 =3 -1  score 75.0%  Elo +190.8 ± 256.7 [+29.3, +542.8]  LOS 97.1%  "
                        "draws 30%")
     assert rows[5] == "White vs Black: +4 =3 -3  score 55.0%"   # A won 3 as White, 3 as Black; lost game 10 as Black
+
+
+@pytest.mark.slow
+def test_pedina_on_a_clock_never_loses_on_time(tmp_path: Path) -> None:
+    from draughts.PDN import PDNReader
+
+    games = 4 if os.environ.get("PEDINA_CI") else 16
+    pdn = tmp_path / "clock.pdn"
+    result = run("--engine", f"cmd={PEDINA}", "name=A", "--engine", f"cmd={PEDINA}", "name=B",
+                 "option.skill=15", "--tc", "2+0.05", "--games", str(games), "--shuffle", "--seed", "3",
+                 "--concurrency", "2", "--pdnout", str(pdn))
+    assert result.exit_code == 0, result.output
+    ours = read_games(pdn.read_text())
+    assert len(ours) == len(PDNReader(filename=str(pdn)).games) == games
+    assert {g.headers["Termination"] for g in ours} <= {"normal", "repetition", "40-move rule"}
+    assert "Engine failures" not in result.output
