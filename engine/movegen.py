@@ -24,7 +24,6 @@ from engine.squares import (
     DOWN_DIRECTIONS,
     UP_DIRECTIONS,
     WHITE_PROMOTION,
-    shift,
 )
 
 RawMove = tuple[int, int, int, int, tuple[int, ...]]
@@ -59,9 +58,13 @@ def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
             sources ^= frm
             moves.append((frm, to, 0, to & promotion, ()))
     if king_bits:
-        for direction in ALL_DIRECTIONS:
-            targets = shift(king_bits, direction) & empty
-            sources = shift(targets, -direction)
+        for step in (-4, -5, 4, 5):
+            if step > 0:
+                targets = (king_bits << step) & empty
+                sources = targets >> step
+            else:
+                targets = (king_bits >> -step) & empty
+                sources = targets << -step
             while targets:
                 to = targets & -targets
                 frm = sources & -sources
@@ -156,8 +159,11 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
             sources ^= frm
             singles.append((frm, to, victim, to & promotion, (to,)))
     if king_jumps:
-        for direction in ALL_DIRECTIONS:
-            sources = shift(shift(empty, -direction) & them, -direction) & king_bits
+        for step in (-4, -5, 4, 5):
+            if step > 0:
+                sources = (((empty >> step) & them) >> step) & king_bits
+            else:
+                sources = (((empty << -step) & them) << -step) & king_bits
             while sources:
                 frm = sources & -sources
                 sources ^= frm
@@ -253,7 +259,7 @@ def _extend(
     extended = False
     if not here & stop_row:
         for direction in directions:
-            # (shift() spelled out: this is the innermost loop of king captures)
+            # (shifts spelled out: this is the innermost loop of king captures)
             if direction > 0:
                 victim = (here << direction) & victims & ~taken
                 landing = (victim << direction) & empty
