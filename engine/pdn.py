@@ -114,8 +114,9 @@ def _split_games(text: str) -> list[_RawGame]:
         if depth:
             continue
         if kind == "tag":
-            # A tag after movetext starts the next game (its result was left out).
-            if game.moves:
+            # A tag after movetext, or one the game already has, starts the next
+            # game (this one's result was left out).
+            if game.moves or match.group("name") in game.headers:
                 games.append(game)
                 game = _RawGame(token_line)
             elif not game.headers:

@@ -97,6 +97,12 @@ def test_tolerant_reading() -> None:
     assert read_game(text).headers["Event"] == "Tolerance"
 
 
+def test_games_without_result_tokens_are_told_apart() -> None:
+    games = read_games('[Event "a"]\n1. 22-18\n[Event "b"]\n[Event "c"]\n1. 23-19 10-14')
+    assert [g.headers["Event"] for g in games] == ["a", "b", "c"]
+    assert [len(g.board.moves) for g in games] == [1, 0, 2] and all(g.result == "*" for g in games)
+
+
 def test_result_from_the_tag_when_movetext_has_none() -> None:
     game = read_game('[Result "0-1"]\n1. 22-18')
     assert game.result == "0-1"
