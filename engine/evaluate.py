@@ -259,19 +259,30 @@ def _endgame(score: int, men: int, kings: int, their_men: int, their_kings: int)
         if mine == theirs and mine <= 2:
             return 0  # 1 king v 1 king, 2 v 2: no way to force anything
     if theirs == 1 and kings.bit_count() >= 2:
-        return KNOWN_WIN + 10 * mine - 5 * _centrality(their_men | their_kings)
+        return KNOWN_WIN + 10 * mine - _mop_up(kings, their_men | their_kings)
     if mine == 1 and their_kings.bit_count() >= 2:
-        return -(KNOWN_WIN + 10 * theirs - 5 * _centrality(men | kings))
+        return -(KNOWN_WIN + 10 * theirs - _mop_up(their_kings, men | kings))
     if not (men or their_men) and abs(mine - theirs) <= 1 and min(mine, theirs) >= 2:
         return score // 4 if score >= 0 else -(-score // 4)  # even king endings are drawish
     return score
 
 
-def _centrality(bits: int) -> int:
+#: (row, column) by bit index.
+_PLACE: dict[int, tuple[int, int]] = {index: (row, column) for index, row, column in _GEOMETRY}
+
+
+def _mop_up(hunters: int, prey: int) -> int:
+    """Penalty steering a won king ending: the lone piece in the centre and far
+    from the hunting kings scores worse, so the search drives it to the edge
+    and closes in (the win itself is usually beyond the horizon)."""
+    rows_cols = [_PLACE[i] for i in range(36) if prey >> i & 1]
     total = 0
-    for index, row, column in _GEOMETRY:
-        if bits >> index & 1:
-            total += min(row, 7 - row) + min(column, 7 - column)
+    for row, column in rows_cols:
+        total += 5 * (min(row, 7 - row) + min(column, 7 - column))
+        for i in range(36):
+            if hunters >> i & 1:
+                h_row, h_column = _PLACE[i]
+                total += 3 * max(abs(h_row - row), abs(h_column - column))
     return total
 
 
