@@ -188,6 +188,7 @@ def declared_params(hash_mb: int) -> dict[str, Param]:
         Param("ponder", "bool", "false"),
         Param("multipv", "int", "1", low=1, high=32),
         Param("skill", "int", "20", low=0, high=20),
+        Param("seed", "int", "0", low=0, high=2**31 - 1),
     ]
     return {param.name: param for param in params}
 
@@ -297,7 +298,6 @@ class HubEngine:
         self._output = output
         self._log = log
         self._lock = threading.Lock()
-        self._started = time.monotonic()
         self._params = declared_params(hash_mb)
         self._values: dict[str, int | bool | str] = {name: p.parse(p.default) for name, p in self._params.items()}
         self._searcher_factory = searcher_factory
@@ -322,19 +322,16 @@ class HubEngine:
         self._write_log(">", line)
         if not line.strip():
             return True
+        command = "?"
         try:
             command, args = parse_line(line)
-        except HubInputError as error:
-            self._error(str(error))
-            return True
-        if command in ("ping", "stop", "ponder-hit"):
-            if command == "ping":
-                self._send("pong")
-            elif self._searching():
-                self._request(command)
-            return True  # stop/ponder-hit with no search running: a harmless race with done
-        self._finish_search(timeout=None)
-        try:
+            if command in ("ping", "stop", "ponder-hit"):
+                if command == "ping":
+                    self._send("pong")
+                elif self._searching():
+                    self._request(command)
+                return True  # stop/ponder-hit with no search running: a harmless race with done
+            self._finish_search(timeout=None)  # anything else ends a search first, as in Scan
             return self._dispatch(command, args)
         except HubInputError as error:
             self._error(str(error))
@@ -383,6 +380,7 @@ class HubEngine:
             searcher.set_hash_size(hash_mb)
         searcher.multipv = int(self._values["multipv"])
         searcher.skill = int(self._values["skill"])
+        searcher.seed = int(self._values["seed"])
 
     def _searcher_ready(self) -> Searcher:
         """The searcher, made on first need (so ``tt-size`` set before ``init`` allocates once)."""
@@ -565,7 +563,9 @@ class HubEngine:
 
     def _write_log_locked(self, direction: str, line: str) -> None:
         if self._log is not None:
-            self._log.write(f"{time.monotonic() - self._started:10.3f} {direction} {line}\n")
+            now = time.time()
+            stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+            self._log.write(f"{stamp} {direction} {line}\n")
             self._log.flush()
 
 

@@ -31,7 +31,7 @@ from protocol.hub import parse_line
 PEDINA = shutil.which("pedina")
 RANDOM_ENGINE = Path(__file__).parent / "fixtures" / "random_engine.py"
 MAX_PLIES = 120
-LOG_LINE = re.compile(r"\s*(\d+\.\d+) ([<>]) (.*)")
+LOG_LINE = re.compile(r"(\d\d):(\d\d):(\d\d\.\d\d\d) ([<>]) (.*)")
 # Time per search beyond the level's clock allowed for the log's own latency (seconds).
 LOG_SLACK = 0.02
 
@@ -58,7 +58,8 @@ def read_log(path: Path) -> tuple[list[Search], list[str]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         match = LOG_LINE.fullmatch(line)
         assert match, f"{path.name}: unexpected log line {line!r}"
-        at, direction, text = float(match.group(1)), match.group(2), match.group(3)
+        hours, minutes, seconds, direction, text = match.groups()
+        at = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
         if direction == ">" and text.startswith("pos "):
             pos, level = text, ""
         elif direction == ">" and text.startswith("level "):
