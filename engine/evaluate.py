@@ -136,6 +136,11 @@ def _neighbours(bits: int) -> int:
     return ((bits >> 4) | (bits >> 5) | (bits << 4) | (bits << 5)) & BOARD
 
 
+#: Diagonal neighbours and the half-turn mirror square, by square bit.
+_NEIGHBOURS: dict[int, int] = {SQUARE_BIT[n]: _neighbours(SQUARE_BIT[n]) for n in range(1, 33)}
+_MIRROR: dict[int, int] = {SQUARE_BIT[n]: SQUARE_BIT[33 - n] for n in range(1, 33)}
+
+
 class Evaluator:
     """The evaluation for one set of weights (missing names take the defaults)."""
 
@@ -151,7 +156,6 @@ class Evaluator:
         white_men = [0] * 36
         white_kings = [0] * 36
         black_men = [0] * 36
-        black_kings = [0] * 36
         for index in range(36):
             mg_m = sum(w[f"{k}_mg"] * c for k, c in _MEN_COUNTS[index].items())
             eg_m = sum(w[f"{k}_eg"] * c for k, c in _MEN_COUNTS[index].items())
@@ -167,11 +171,10 @@ class Evaluator:
             index = SQUARE_BIT[n].bit_length() - 1
             mirror = SQUARE_BIT[33 - n].bit_length() - 1
             black_men[index] = -white_men[mirror]
-            black_kings[index] = -white_kings[mirror]
         self._wm = _chunk_tables(white_men)
-        self._wk = _chunk_tables(white_kings)
         self._bm = _chunk_tables(black_men)
-        self._bk = _chunk_tables(black_kings)
+        #: Packed value of a White king by square bit (Black's: the mirror square, negated).
+        self._king_values: dict[int, int] = {1 << i: white_kings[i] for i in range(36)}
         self._men_mobility = w["men_mobility"]
         self._king_mobility = w["king_mobility"]
         self._trapped_king = w["trapped_king"]
@@ -215,17 +218,33 @@ class Evaluator:
         mobile_w = w_steps
         mobile_b = b_steps
         if kings:
-            wk_t = self._wk
-            bk_t = self._bk
-            packed += (wk_t[0][wk & 4095] + wk_t[1][(wk >> 12) & 4095] + wk_t[2][wk >> 24]
-                       + bk_t[0][bk & 4095] + bk_t[1][(bk >> 12) & 4095] + bk_t[2][bk >> 24])
-            free = ((empty >> 4) | (empty >> 5) | (empty << 4) | (empty << 5)) & BOARD
-            wk_moves = ((wk >> 4) | (wk >> 5) | (wk << 4) | (wk << 5)) & empty
-            bk_moves = ((bk >> 4) | (bk >> 5) | (bk << 4) | (bk << 5)) & empty
-            mobile_w |= wk_moves
-            mobile_b |= bk_moves
-            plain += ((wk_moves.bit_count() - bk_moves.bit_count()) * self._king_mobility
-                      + ((wk & ~free).bit_count() - (bk & ~free).bit_count()) * self._trapped_king)
+            # Kings are few: one at a time is cheaper than whole-board masks.
+            values = self._king_values
+            mobility = 0
+            trapped = 0
+            bits = wk
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                packed += values[low]
+                moves = _NEIGHBOURS[low] & empty
+                if moves:
+                    mobility += moves.bit_count()
+                    mobile_w |= moves
+                else:
+                    trapped += 1
+            bits = bk
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                packed -= values[_MIRROR[low]]
+                moves = _NEIGHBOURS[low] & empty
+                if moves:
+                    mobility -= moves.bit_count()
+                    mobile_b |= moves
+                else:
+                    trapped -= 1
+            plain += mobility * self._king_mobility + trapped * self._trapped_king
         if not (mobile_w if white else mobile_b):
             return NO_MOVES
         if wm & _WHITE_RUNNERS or bm & _BLACK_RUNNERS:
@@ -267,22 +286,26 @@ def _endgame(score: int, men: int, kings: int, their_men: int, their_kings: int)
     return score
 
 
-#: (row, column) by bit index.
-_PLACE: dict[int, tuple[int, int]] = {index: (row, column) for index, row, column in _GEOMETRY}
+#: (row, column) by square bit.
+_PLACE: dict[int, tuple[int, int]] = {1 << index: (row, column) for index, row, column in _GEOMETRY}
 
 
 def _mop_up(hunters: int, prey: int) -> int:
     """Penalty steering a won king ending: the lone piece in the centre and far
     from the hunting kings scores worse, so the search drives it to the edge
     and closes in (the win itself is usually beyond the horizon)."""
-    rows_cols = [_PLACE[i] for i in range(36) if prey >> i & 1]
     total = 0
-    for row, column in rows_cols:
+    while prey:
+        low = prey & -prey
+        prey ^= low
+        row, column = _PLACE[low]
         total += 5 * (min(row, 7 - row) + min(column, 7 - column))
-        for i in range(36):
-            if hunters >> i & 1:
-                h_row, h_column = _PLACE[i]
-                total += 3 * max(abs(h_row - row), abs(h_column - column))
+        bits = hunters
+        while bits:
+            hunter = bits & -bits
+            bits ^= hunter
+            h_row, h_column = _PLACE[hunter]
+            total += 3 * max(abs(h_row - row), abs(h_column - column))
     return total
 
 
@@ -310,15 +333,13 @@ def features(us: int, them: int, kings: int, white: bool) -> list[float]:
                 for name, count in table[index].items():
                     phased[name] += sign * count
     free = _neighbours(empty)
-    wk_moves = _neighbours(wk) & empty
-    bk_moves = _neighbours(bk) & empty
     free_w = empty & WHITE_PROMOTION
     free_b = empty & BLACK_PROMOTION
     step_w = ((free_w << 4) | (free_w << 5)) & empty
     step_b = ((free_b >> 4) | (free_b >> 5)) & empty
     plain = {
         "men_mobility": (((wm >> 4) | (wm >> 5)) & empty).bit_count() - (((bm << 4) | (bm << 5)) & empty).bit_count(),
-        "king_mobility": wk_moves.bit_count() - bk_moves.bit_count(),
+        "king_mobility": _king_moves(wk, empty) - _king_moves(bk, empty),
         "trapped_king": (wk & ~free).bit_count() - (bk & ~free).bit_count(),
         "runaway1": (((free_w << 4) | (free_w << 5)) & wm).bit_count() - (((free_b >> 4) | (free_b >> 5)) & bm).bit_count(),
         "runaway2": (((step_w << 4) | (step_w << 5)) & wm).bit_count() - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count(),
@@ -333,6 +354,11 @@ def features(us: int, them: int, kings: int, white: bool) -> list[float]:
     for name in PLAIN:
         vector.append(1.0 if name == "tempo" else float(sign * plain[name]))
     return vector
+
+
+def _king_moves(kings: int, empty: int) -> int:
+    """Steps open to the kings, counted per king."""
+    return sum((_NEIGHBOURS[SQUARE_BIT[n]] & empty).bit_count() for n in range(1, 33) if kings & SQUARE_BIT[n])
 
 
 def default_evaluator() -> Evaluator:
