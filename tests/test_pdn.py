@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import draughts
 import pytest
-from draughts.PDN import PDNReader
+from draughts.PDN import PDNReader, PDNWriter
 
 from conftest import random_game
 from engine import Board, Position
@@ -173,3 +173,18 @@ def test_pydraughts_reads_black_to_move_games_but_repeats_the_first_move() -> No
         expected = [m for m in " ".join(ours).split() if not m.endswith(".")][:-1]
         assert game.moves == expected[:1] + expected
         assert Position.from_fen(game.tags["FEN"]) == board.start and game.game_ending == board.result()
+
+
+def test_we_read_pydraughts_games() -> None:
+    rng = random.Random(81)
+    for fen in ("startpos", SECOND_FEN, "startpos"):
+        board = draughts.Board("italian", fen)
+        for _ in range(rng.randint(20, 60)):
+            moves = board.legal_moves()
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        text = PDNWriter("", board=board, game_ending="*").pdn_text
+        game = read_game(text)
+        assert len(game.board.moves) == len(board.move_stack)
+        assert game.board.position == Position.from_fen(board.fen), text
