@@ -55,6 +55,12 @@ def split_line(line: str) -> tuple[str, dict[str, str]]:
     return command, {key: "" if value is None else value for key, value in pairs}
 
 
+def seconds_text(value: float) -> str:
+    """Seconds as short decimal text for ``level`` (``0.1``, ``59.25``), never in exponent form."""
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
 @dataclass
 class SearchReport:
     """What one ``go`` produced: the move text, the engine's last info, and the time it took."""
@@ -314,8 +320,3 @@ class HubEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def seconds_text(value: float) -> str:
-    """Seconds as short decimal text for ``level`` (``0.1``, ``59.25``), never in exponent form."""
-    text = f"{value:.3f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text

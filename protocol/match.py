@@ -675,6 +675,11 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
         raise MatchError("--resume needs --pdnout FILE (the match to continue)")
     if pdn_path is not None and not resume and os.path.exists(pdn_path) and os.path.getsize(pdn_path):
         raise MatchError(f"{pdn_path} already exists: add --resume to finish that match, or choose another file")
+    if pdn_path is not None:
+        try:
+            open(pdn_path, "a", encoding="utf-8").close()
+        except OSError as error:
+            raise MatchError(f"cannot write {pdn_path}: {error.strerror or error}") from None
     if plot_path is not None:
         try:
             importlib.import_module("matplotlib")
@@ -703,9 +708,12 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
     console.message(f"{len(outcome.played)} games played in {_clock(outcome.seconds)} ({rate:.1f} games/min)"
                     + (f", {outcome.resumed} resumed from {pdn_path}" if outcome.resumed else ""))
     if plot_path is not None and outcome.tally.history:
-        plot_history(outcome.tally.history, f"{names[0]} vs {'field' if len(names) > 2 else names[1]}",
-                     plot_path)
-        console.message(f"Elo plot saved to {plot_path}")
+        try:
+            plot_history(outcome.tally.history, f"{names[0]} vs {'field' if len(names) > 2 else names[1]}",
+                         plot_path)
+            console.message(f"Elo plot saved to {plot_path}")
+        except OSError as error:
+            console.message(f"cannot save the plot to {plot_path}: {error.strerror or error}")
     if outcome.interrupted:
         console.message("interrupted" + (f": finished games are in {pdn_path}; run the same command with "
                                          "--resume to play the rest" if pdn_path else ""))

@@ -271,6 +271,10 @@ def test_plot_without_matplotlib_is_a_one_line_error(monkeypatch: pytest.MonkeyP
       "--sprt", "elo0=5", "elo1=0", "alpha=0.05", "beta=0.05"], "elo0 < elo1"),
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--resume"],
      "--resume needs --pdnout"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+      "--pdnout", "/no/such/dir/games.pdn"], "cannot write /no/such/dir/games.pdn"),
+    (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+      "--openings", "/no/such/openings.fen"], "cannot read openings file"),
 ])
 def test_setup_mistakes_are_one_line_errors(args: list[str], message: str) -> None:
     result = run(*args)
