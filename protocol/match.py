@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Callable, Iterator, Sequence, TextIO
@@ -91,13 +91,13 @@ def engine_spec(pairs: dict[str, str], common: dict[str, str], default_tc: TimeC
             options[key[len("option."):]] = value
         elif key == "tc":
             base, inc = parse_tc(value)
-            tc = TimeControl(base, inc, tc.move_time, tc.depth, tc.nodes)
+            tc = replace(tc, base=base, inc=inc)
         elif key == "st":
-            tc = TimeControl(tc.base, tc.inc, _number(key, value, float), tc.depth, tc.nodes)
+            tc = replace(tc, move_time=_number(key, value, float))
         elif key == "depth":
-            tc = TimeControl(tc.base, tc.inc, tc.move_time, int(_number(key, value, int)), tc.nodes)
+            tc = replace(tc, depth=int(_number(key, value, int)))
         elif key == "nodes":
-            tc = TimeControl(tc.base, tc.inc, tc.move_time, tc.depth, int(_number(key, value, int)))
+            tc = replace(tc, nodes=int(_number(key, value, int)))
         elif key not in ("cmd", "name", "dir"):
             raise MatchError(f"unknown engine setting {key!r} (known: cmd, name, dir, tc, st, depth, "
                              "nodes, option.NAME)")
