@@ -322,8 +322,9 @@ class Searcher:
                 if path[j] == ident:
                     return 0
                 j -= 2
-        table = self.tt.table
-        slot = (ident ^ ident >> 31 ^ ident >> 67) * 0x9E3779B1 >> 16 & self.tt.mask
+        tt = self.tt
+        table = tt.table
+        slot = (ident ^ ident >> 31 ^ ident >> 67) * 0x9E3779B1 >> 16 & tt.mask
         entry = table[slot]
         hash_move: RawMove | None = None
         forced = False
@@ -461,24 +462,26 @@ class Searcher:
         if king_bits and not jumps:
             jumps = (((king_bits >> 4) & them & (empty << 4)) | ((king_bits >> 5) & them & (empty << 5))
                      | ((king_bits << 4) & them & (empty >> 4)) | ((king_bits << 5) & them & (empty >> 5)))
-        captures = generate_captures(us, them, kings, white, empty) if jumps else []
-        if not captures or ply >= MAX_PLY:
-            self._leaf_sum += ply + _LEAF_ONE
-            if ply > self._seldepth:
-                self._seldepth = ply
-            value = self._evaluate(us, them, kings, white)
-            return ply - WIN if value == NO_MOVES else value
-        best = -INF
-        next_ply = ply + 1
-        for frm, to, taken, toggle, _ in captures:
-            value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, -beta, -alpha, next_ply)
-            if value > best:
-                best = value
-                if value > alpha:
-                    alpha = value
-                    if value >= beta:
-                        break
-        return best
+        if jumps and ply < MAX_PLY:
+            captures = generate_captures(us, them, kings, white, empty)
+            if captures:
+                best = -INF
+                next_ply = ply + 1
+                for frm, to, taken, toggle, _ in captures:
+                    value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white,
+                                           -beta, -alpha, next_ply)
+                    if value > best:
+                        best = value
+                        if value > alpha:
+                            alpha = value
+                            if value >= beta:
+                                break
+                return best
+        self._leaf_sum += ply + _LEAF_ONE
+        if ply > self._seldepth:
+            self._seldepth = ply
+        value = self._evaluate(us, them, kings, white)
+        return ply - WIN if value == NO_MOVES else value
 
     # -- limits and reports -----------------------------------------------------------
 
