@@ -344,10 +344,23 @@ class Searcher:
             value = self._evaluate(us, them, kings, white)
             return ply - WIN if value == NO_MOVES else value
         searched_depth = depth
-        # The hash move is tried before the move list is generated: it often cuts
-        # the node off, and then the generator is never called.
-        if hash_move is not None:
-            moves = [hash_move]
+        # The hash move, or else the first killer when it is legal here, is tried
+        # before the move list is generated: it often cuts the node off, and then
+        # the generator is never called.
+        first = hash_move
+        if first is None:
+            killer = self._killers[2 * ply]
+            if killer is not None:
+                frm, to, _, toggle, _ = killer
+                # A quiet killer is legal when its piece is ours and of the same kind,
+                # the target is empty, a man goes forward, and no capture is due.
+                empty = BOARD ^ us ^ them
+                if (frm & us and to & empty and frm & kings == frm & toggle
+                        and (frm & kings or (to == frm >> 4 or to == frm >> 5) == white)
+                        and not may_capture(us, them, kings, white, empty)):
+                    first = killer
+        if first is not None:
+            moves = [first]
             generated = False
         else:
             moves = generate(us, them, kings, white)
@@ -405,9 +418,9 @@ class Searcher:
             if not generated and i == 1:
                 generated = True
                 rest = generate(us, them, kings, white)
-                if hash_move in rest:
-                    rest.remove(hash_move)
-                self._order(rest, hash_move, ply)
+                if first in rest:
+                    rest.remove(first)
+                self._order(rest, first, ply)
                 moves.extend(rest)
         if us & kings:
             path.pop()
@@ -444,25 +457,8 @@ class Searcher:
         if not nodes & CHECK_MASK:
             self._check()
         empty = BOARD ^ us ^ them
-        # Cheap test first: a man with an enemy man ahead and an empty square behind
-        # it, or a king with any enemy piece next to it that way. Most leaves fail
-        # it and never call the generator.
-        if kings:
-            king_bits = us & kings
-            men = us ^ king_bits
-            prey = them & ~kings
-        else:
-            king_bits = 0
-            men = us
-            prey = them
-        if white:
-            jumps = ((men >> 4) & prey & (empty << 4)) | ((men >> 5) & prey & (empty << 5))
-        else:
-            jumps = ((men << 4) & prey & (empty >> 4)) | ((men << 5) & prey & (empty >> 5))
-        if king_bits and not jumps:
-            jumps = (((king_bits >> 4) & them & (empty << 4)) | ((king_bits >> 5) & them & (empty << 5))
-                     | ((king_bits << 4) & them & (empty >> 4)) | ((king_bits << 5) & them & (empty >> 5)))
-        if jumps and ply < MAX_PLY:
+        # Most leaves fail the cheap test and never call the generator.
+        if ply < MAX_PLY and may_capture(us, them, kings, white, empty):
             captures = generate_captures(us, them, kings, white, empty)
             if captures:
                 best = -INF
@@ -573,6 +569,27 @@ class Searcher:
         weights = [r[0] - (top - margin) + 1 for r in candidates]
         rng = random.Random(self.seed * 1_000_003 ^ key)
         return rng.choices(candidates, weights=weights)[0]
+
+
+def may_capture(us: int, them: int, kings: int, white: bool, empty: int) -> bool:
+    """Cheap necessary condition for a capture: a man with an enemy man ahead and an
+    empty square behind it, or a king with any enemy piece next to it that way."""
+    if kings:
+        king_bits = us & kings
+        men = us ^ king_bits
+        prey = them & ~kings
+    else:
+        king_bits = 0
+        men = us
+        prey = them
+    if white:
+        if ((men >> 4) & prey & (empty << 4)) or ((men >> 5) & prey & (empty << 5)):
+            return True
+    elif ((men << 4) & prey & (empty >> 4)) or ((men << 5) & prey & (empty >> 5)):
+        return True
+    return bool(king_bits) and bool(
+        ((king_bits >> 4) & them & (empty << 4)) | ((king_bits >> 5) & them & (empty << 5))
+        | ((king_bits << 4) & them & (empty >> 4)) | ((king_bits << 5) & them & (empty >> 5)))
 
 
 def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
