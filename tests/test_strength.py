@@ -30,22 +30,22 @@ def test_a_game_ends_by_the_rules_or_the_ply_cap() -> None:
 
 @pytest.mark.slow
 def test_depth_4_beats_depth_1() -> None:
-    pairs = 3 if CI else 6
+    pairs = 6 if CI else 12
     every = openings(3)
     chosen = [every[i * len(every) // pairs] for i in range(pairs)]
     strong = Player(Searcher(hash_mb=8), Limits(depth=4))
     weak = Player(Searcher(hash_mb=8), Limits(depth=1))
     result = play_match(strong, weak, chosen, max_plies=160)
     assert result.games == 2 * pairs
-    assert result.score > 0.6, result.summary()
+    assert result.score >= 0.8, result.summary()
 
 
 @pytest.mark.slow
-def test_tuned_weights_do_not_lose_to_hand_set() -> None:
-    pairs = 3 if CI else 6
+def test_tuned_weights_score_at_least_even_against_hand_set() -> None:
+    pairs = 6 if CI else 12
     every = openings(3)
     chosen = [every[i * len(every) // pairs + 1] for i in range(pairs)]
     tuned = Player(Searcher(hash_mb=8), Limits(depth=3))
     hand_set = Player(Searcher(hash_mb=8, evaluator=Evaluator()), Limits(depth=3))
     result = play_match(tuned, hand_set, chosen, max_plies=160)
-    assert result.score >= 0.4, result.summary()
+    assert result.score >= 0.5, result.summary()
