@@ -46,6 +46,14 @@ def test_top_level_help_lists_the_commands() -> None:
         assert re.search(rf"^\s+{command}\s", result.stdout, re.M), command
 
 
+def test_bare_pedina_with_piped_stdin_is_a_hub_engine() -> None:
+    assert PEDINA is not None
+    result = subprocess.run([PEDINA], input="hub\nping\nquit\n", capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0 and result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("id name=Pedina ") and lines[-2:] == ["wait", "pong"]
+
+
 def test_analyze_position_text_table() -> None:
     result = run("analyze", START_FEN, "--depth", "3", "--multipv", "2")
     assert result.returncode == 0, result.stderr

@@ -11,13 +11,13 @@ import io
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pexpect
 import pytest
 
 from engine import START_HUB, Board, Position
-from engine.search import WIN, Info, Limits
+from engine.search import WIN, Info, Limits, Result, Searcher
 from engine.move import parse_move
 from protocol.hub import (HubEngine, HubInputError, apply_level, format_info, format_line, hard_budget,
                           parse_line)
@@ -89,6 +89,64 @@ def test_in_process_session_keeps_state_on_errors() -> None:
     assert done.startswith("done move=")
     parse_move(Position.start(), done.split()[1].split("=")[1])  # legal in the kept start position
     assert "pong" not in lines  # nothing after quit
+
+
+class RecordingSearcher(Searcher):
+    """A searcher that records what the adapter asks for and answers the first legal move at once."""
+
+    calls: list[tuple[Board, Limits, int, int, int]] = []
+
+    def search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+        RecordingSearcher.calls.append((board.copy(), limits, self.multipv, self.skill, self.seed))
+        move = board.legal_moves()[0]
+        if on_info:
+            on_info(Info(1, 1.0, 0, 1, 0.001, [move]))
+        return Result(move, None, 0, 1, 1, 0.001, [move])
+
+
+def session(lines: list[str]) -> list[str]:
+    """Run ``lines`` through an in-process engine with a :class:`RecordingSearcher`; its output lines."""
+    RecordingSearcher.calls = []
+    output = io.StringIO()
+    HubEngine(output, searcher_factory=RecordingSearcher).run(lines)
+    return output.getvalue().splitlines()
+
+
+def test_pos_accepts_a_tail_after_an_irreversible_position_and_keeps_history() -> None:
+    board = Board()
+    for text in ("23-19", "10-14", "19x10", "5x14"):  # the capture is irreversible
+        board.push_text(text)
+    middle = board.position.hub()
+    for _ in range(4):  # a tail played after the irreversible capture
+        board.push(board.legal_moves()[-1])
+    tail = [move.hub() for move in board.moves[4:]]
+    out = session([f'pos pos={middle} moves="{" ".join(tail)}"', "level depth=3", "go think",
+                   f'pos pos={START_HUB} moves="{" ".join(m.hub() for m in board.moves)}"', "go analyze", "stop"])
+    assert [line.split()[0] for line in out] == ["info", "done", "info", "done"]
+    (first, limits, *_), (second, _, *_) = RecordingSearcher.calls
+    assert first.start.hub() == middle and [m.hub() for m in first.moves] == tail
+    assert limits.depth == 3 and second.position == first.position and len(second.moves) == 8
+    assert second.positions[4] == Position.from_hub(middle)
+
+
+def test_set_param_validates_and_reaches_the_searcher() -> None:
+    out = session(["set-param name=multipv value=3", "set-param name=skill value=7", "set-param name=seed value=5",
+                   "set-param name=multipv value=99", "set-param name=skill value=x", "set-param name=nope value=1",
+                   "set-param name=tt-size value=8", f"pos pos={START_HUB}", "level nodes=10", "go think"])
+    assert [line.split()[0] for line in out] == ["error", "error", "error", "info", "done"]
+    _, limits, multipv, skill, seed = RecordingSearcher.calls[0]
+    assert (multipv, skill, seed, limits.nodes) == (3, 7, 5, 10)
+    assert "multipv=1" in out[3]  # multi-PV searches label their info lines
+
+
+def test_level_resets_and_defaults_reach_the_searcher() -> None:
+    session([f"pos pos={START_HUB}", "level depth=4", "go think", "go think", "level infinite",
+             f"pos pos={START_HUB}", "go analyze", "stop", "level move-time=2", "go ponder", "stop"])
+    limits = [call[1] for call in RecordingSearcher.calls]
+    assert limits[0].depth == 4
+    assert limits[1].depth is None and limits[1].move_time is not None  # reset after go: default time
+    assert limits[2].infinite  # reset after pos; analyze without a level searches until stop
+    assert limits[3].ponder and limits[3].move_time == 2
 
 
 # -- the real process -------------------------------------------------------------------------
