@@ -6,10 +6,13 @@ stream. A ``go`` runs the search on its own thread while input keeps being read:
 other command stops the search (its ``done`` goes out first) and is then
 handled, as Scan does. Every ``go`` ends with exactly one ``done``.
 
-A small supervisor thread per search re-sends ``stop``/``ponder-hit`` until the
-search ends, so a request that arrives before :meth:`Searcher.search` has
-started is never lost, and enforces a hard time limit so a clocked search never
-overruns the ``level`` it was given.
+Requests that arrive before :meth:`Searcher.search` has started must not be
+lost (the searcher forgets them when it starts): a small supervisor thread per
+search re-sends ``stop`` until the search returns, and a ``ponder-hit`` that came
+before the search's first ``info`` is passed on again at that ``info``. The
+supervisor also stops a clocked search at a hard limit inside the ``level`` it
+was given, and when the searcher is slow to return after a stop it answers
+``done`` itself from the last reported main line (after :data:`STOP_GRACE`).
 
 Bad input of any kind gives one ``error message="..."`` line and keeps the
 previous state; an unexpected exception becomes an ``error`` line too.
@@ -281,6 +284,7 @@ class _Job:
         self.answer_lock = threading.Lock()
         self.stop_requested = threading.Event()
         self.hit_requested = threading.Event()
+        self.searching = threading.Event()  # the searcher has reported: it has started
         self.deadline: float | None = None
         self.stopping_since: float | None = None
         self.best_pv: list[Move] = []       # the last main line reported, for an early answer
@@ -462,7 +466,7 @@ class HubEngine:
             searcher.stop()
         elif job.mode == "ponder" and not job.hit_requested.is_set():
             self._arm_deadline(job)
-            job.hit_requested.set()
+            job.hit_requested.set()  # before the call: on_info re-sends it if the search had not started
             searcher.ponder_hit()
 
     @staticmethod
@@ -483,7 +487,7 @@ class HubEngine:
         job.thread.join(timeout)
 
     def _supervise(self, job: _Job, searcher: Searcher) -> None:
-        """Re-send requests until the search ends; stop it at the hard deadline; answer early
+        """Re-send a stop until the search ends; stop it at the hard deadline; answer early
         from the last reported main line when the searcher is slow to return after a stop."""
         try:
             while not job.finished.wait(_POLL):
@@ -495,8 +499,6 @@ class HubEngine:
                     elif now - job.stopping_since >= STOP_GRACE and not job.answered.is_set():
                         pv = list(job.best_pv)
                         self._answer(job, pv[0] if pv else None, pv[1] if len(pv) > 1 else None)
-                if job.hit_requested.is_set():
-                    searcher.ponder_hit()
         except Exception as error:
             self._error(f"internal error in search supervisor: {type(error).__name__}: {error}")
 
@@ -505,6 +507,10 @@ class HubEngine:
         with_multipv = int(self._values["multipv"]) > 1
 
         def on_info(info: Info) -> None:
+            if not job.searching.is_set():
+                job.searching.set()
+                if job.hit_requested.is_set():  # it may have come before the search started
+                    searcher.ponder_hit()
             if job.answered.is_set():  # answered early: the GUI has moved on
                 return
             if info.multipv == 1 and info.pv:
