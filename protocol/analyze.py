@@ -124,10 +124,8 @@ def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_
     searcher = Searcher(hash_mb)
     searcher.multipv = multipv
     is_game = result is not None
-    plies = range(len(game.moves) + 1) if is_game else range(len(game.moves), len(game.moves) + 1)
-    board = Board(game.start)
-    for move in game.moves[:plies[0]]:
-        board.push(move)
+    plies = range(len(game.moves) + 1)  # every position before a move, and the last one
+    board = Board(game.start)  # replayed move by move, so the search sees the game's history
     reports: list[dict[str, object]] = []
     if not as_json:
         click.echo(f"{'ply':>5}  {'played':<12} {'white':>7} {'depth':>5}  {'best':<12} pv")

@@ -149,6 +149,7 @@ class Player:
     def __init__(self, *args: str) -> None:
         assert PEDINA is not None
         self.child = pexpect.spawn(PEDINA, ["play", *args], encoding="utf-8", timeout=30, echo=False)
+        self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
 
     def prompt(self) -> str:
         """Everything printed up to the next move prompt."""

@@ -158,6 +158,7 @@ class Hub:
     def __init__(self, *args: str) -> None:
         assert PEDINA is not None, "the pedina console script is not installed"
         self.child = pexpect.spawn(PEDINA, ["hub", *args], encoding="utf-8", timeout=10, echo=False)
+        self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
 
     def send(self, line: str) -> None:
         self.child.sendline(line)
