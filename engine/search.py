@@ -172,6 +172,10 @@ class Searcher:
         self._clock_start: float | None = None
         self._start = 0.0
         self._iter_best: tuple[RawMove, int] | None = None
+        # Triangular principal variations: _lines[ply] is the best line found
+        # from the PV node at that ply; _root_lines keeps each root move's line.
+        self._lines: list[list[RawMove]] = [[] for _ in range(MAX_PLY + 2)]
+        self._root_lines: dict[RawMove, list[RawMove]] = {}
         self._on_info: Callable[[Info], None] | None = None
         self._last_info: list[Info] = []
 
@@ -212,6 +216,7 @@ class Searcher:
         self._info_flag = False
         self._on_info = on_info
         self._last_info = []
+        self._root_lines = {}
         self.nodes = 0
         self._leaf_sum = 0
         self._seldepth = 0
@@ -282,17 +287,22 @@ class Searcher:
         beta = INF
         best = -INF
         best_move = moves[0]
+        lines = self._lines
         self._path.append(identity(us, them, kings, white))
         for i, move in enumerate(moves):
             frm, to, taken, toggle, _ = move
             child = (them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)
             child_quiet = quiet + 1 if not taken and frm & kings else 0
+            lines[1] = []
             if i == 0 or exact:
                 value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
             else:
                 value = -self._pvs(*child, depth - 1, -alpha - 1, -alpha, 1, child_quiet)
                 if value > alpha:
+                    lines[1] = []
                     value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
+            if exact or value > best:
+                self._root_lines[move] = [move] + lines[1]
             if value > best:
                 best = value
                 best_move = move
@@ -374,6 +384,8 @@ class Searcher:
         if not forced:
             depth -= 1
         original_alpha = alpha
+        pv_node = beta - alpha > 1
+        lines = self._lines
         best = -INF
         best_move: RawMove | None = None
         # Only king moves are reversible, so only a position where the mover has a
@@ -389,6 +401,8 @@ class Searcher:
                 child_quiet = 0
             else:
                 child_quiet = quiet + 1 if frm & kings else 0
+            if pv_node:
+                lines[next_ply] = []
             if depth <= 0:
                 value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white,
                                        -beta, -alpha, next_ply)
@@ -406,7 +420,10 @@ class Searcher:
                 best_move = move
                 if value > alpha:
                     alpha = value
-                    if value >= beta:
+                    if value < beta:
+                        if pv_node:
+                            lines[ply] = [move] + lines[next_ply]
+                    else:
                         if not taken and not forced:
                             self._history[move] += depth * depth + 1
                             killers = self._killers
@@ -543,21 +560,25 @@ class Searcher:
                 self._on_info(info)
 
     def _pv(self, us: int, them: int, kings: int, white: bool, first: RawMove, limit: int) -> list[Move]:
-        """The line from ``first`` on, following the hash table's best moves."""
-        pv = [Move(first)]
+        """The line from ``first`` on: the search's own line for it, then the hash
+        table's best moves while they last."""
+        line = self._root_lines.get(first) or [first]
+        pv: list[Move] = []
         seen = {identity(us, them, kings, white)}
-        move: RawMove | None = first
+        move: RawMove | None = line[0]
         while move is not None and len(pv) < limit:
+            pv.append(Move(move))
             frm, to, taken, toggle, _ = move
             us, them, kings, white = them ^ taken, us ^ frm ^ to, kings ^ toggle, not white
             ident = identity(us, them, kings, white)
             if ident in seen:
                 break
             seen.add(ident)
-            entry: Entry | None = self.tt.probe(ident)
-            move = entry[4] if entry is not None else None
-            if move is not None:
-                pv.append(Move(move))
+            if len(pv) < len(line):
+                move = line[len(pv)]
+            else:
+                entry: Entry | None = self.tt.probe(ident)
+                move = entry[4] if entry is not None else None
         return pv
 
     def _pick(self, results: list[tuple[int, RawMove]], key: int) -> tuple[int, RawMove]:

@@ -320,3 +320,17 @@ def test_hash_size_is_bounded() -> None:
     assert small.tt.size == 8 * big.tt.size // 64
     small.search(Board(), Limits(depth=6))
     assert len(small.tt.table) == small.tt.size
+
+
+def test_principal_variation_is_a_legal_line(random_positions: Callable[..., list[Position]]) -> None:
+    searcher = Searcher(hash_mb=8)
+    long_lines = 0
+    for p in random_positions(40, 31) + [Position.start()]:
+        searcher.new_game()
+        result = searcher.search(Board(p), Limits(depth=6))
+        board = Board(p)
+        for move in result.pv:
+            assert move in board.legal_moves(), (p.fen(), [m.hub() for m in result.pv])
+            board.push(move)
+        long_lines += len(result.pv) >= 6
+    assert long_lines >= 20
