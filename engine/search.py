@@ -251,8 +251,7 @@ class Searcher:
         completed = 0
         instability = 0.0
         for depth in range(1, max_depth + 1):
-            self._path = list(history)
-            self._iter_best = None
+            self._begin_iteration(history)
             found: list[tuple[int, RawMove]] = []
             try:
                 for _ in range(lines):
@@ -279,6 +278,12 @@ class Searcher:
         pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
         elapsed = time.perf_counter() - start
         return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv)
+
+    def _begin_iteration(self, history: list[int]) -> None:
+        # A method of its own: mypyc would otherwise take ``_iter_best`` for None
+        # for the rest of search(), not seeing that _root() sets it.
+        self._path = list(history)
+        self._iter_best = None
 
     def _root(self, us: int, them: int, kings: int, white: bool, moves: list[RawMove],
               depth: int, quiet: int, exact: bool) -> tuple[int, RawMove]:
