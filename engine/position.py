@@ -230,7 +230,8 @@ class Position:
                 and self.kings == other.kings and self.white_to_move == other.white_to_move)
 
     def __hash__(self) -> int:
-        return self.key
+        # hash() folds the 64-bit key into the platform's hash width (mypyc needs that).
+        return hash(self.key)
 
     # -- queries ------------------------------------------------------------------
 

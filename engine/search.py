@@ -30,6 +30,7 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -138,9 +139,8 @@ def time_budget(limits: Limits) -> tuple[float, float] | None:
 class Searcher:
     """A search object kept across moves (hash table, history).
 
-    :meth:`search` blocks; an adapter runs it on its own thread and calls
-    :meth:`stop` or :meth:`ponder_hit` from another one. A stop that comes
-    before :meth:`search` has started is not remembered.
+    :meth:`search` blocks; :meth:`start` runs it on its own thread, and
+    :meth:`stop` or :meth:`ponder_hit` may then come from any other thread.
 
     ``multipv`` (>= 1) is the number of best root moves reported; ``skill``
     (0..20, 20 = full strength) weakens play: the depth is capped at
@@ -207,13 +207,41 @@ class Searcher:
 
     # -- the search ------------------------------------------------------------------
 
+    def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
+              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
+        """Run the search on a new thread; ``on_done(result, error)`` gets its end.
+
+        Earlier stop and ponder-hit requests are cleared here, in the caller's
+        thread, so a :meth:`stop` or :meth:`ponder_hit` sent as soon as this
+        returns is never lost (as it could be if the new thread cleared them).
+        """
+        self._clear_requests()
+
+        def run() -> None:
+            try:
+                result = self._search(board, limits, on_info)
+            except Exception as error:  # handed to the caller, who must still answer
+                on_done(None, error)
+                return
+            on_done(result, None)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
     def search(self, board: Board, limits: Limits,
                on_info: Callable[[Info], None] | None = None) -> Result:
         """Search the current position of ``board`` (whose history counts for repetitions)."""
-        self._start = start = time.perf_counter()
+        self._clear_requests()
+        return self._search(board, limits, on_info)
+
+    def _clear_requests(self) -> None:
         self._stop_flag = False
         self._ponder_hit_flag = False
         self._info_flag = False
+
+    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+        self._start = start = time.perf_counter()
         self._on_info = on_info
         self._last_info = []
         self._root_lines = {}

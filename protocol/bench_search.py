@@ -62,13 +62,19 @@ def run_bench(depth: int, hash_mb: int, echo: bool = True) -> tuple[int, float]:
     return total_nodes, total_time
 
 
-@click.command(name="bench")
+@click.group(name="bench", invoke_without_command=True)
 @click.option("--depth", "-d", type=click.IntRange(1, 30), default=8, show_default=True,
               help="Search depth for every position.")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
               help="Hash table size in MB.")
-def bench_search(depth: int, hash_mb: int) -> None:
-    """Search a fixed suite of positions to a fixed depth; print nodes, nodes/s and a signature."""
+@click.pass_context
+def bench_search(ctx: click.Context, depth: int, hash_mb: int) -> None:
+    """Search a fixed suite of positions to a fixed depth; print nodes, nodes/s and a signature.
+
+    `pedina bench movegen` times the move generator instead.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB")
     cpu_started = time.process_time()
     nodes, elapsed = run_bench(depth, hash_mb)

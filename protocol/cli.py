@@ -115,8 +115,8 @@ main.add_command(match)
 from protocol.bench_search import bench_search  # noqa: E402
 main.add_command(bench_search, name="bench")
 
-from protocol.bench_movegen import bench_movegen  # noqa: E402  (moves under `bench` later)
-main.add_command(bench_movegen, name="bench-movegen")
+from protocol.bench_movegen import bench_movegen  # noqa: E402
+bench_search.add_command(bench_movegen, name="movegen")
 
 
 if __name__ == "__main__":

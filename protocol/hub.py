@@ -6,13 +6,11 @@ stream. A ``go`` runs the search on its own thread while input keeps being read:
 other command stops the search (its ``done`` goes out first) and is then
 handled, as Scan does. Every ``go`` ends with exactly one ``done``.
 
-Requests that arrive before :meth:`Searcher.search` has started must not be
-lost (the searcher forgets them when it starts): a small supervisor thread per
-search re-sends ``stop`` until the search returns, and a ``ponder-hit`` that came
-before the search's first ``info`` is passed on again at that ``info``. The
-supervisor also stops a clocked search at a hard limit inside the ``level`` it
-was given, and when the searcher is slow to return after a stop it answers
-``done`` itself from the last reported main line (after :data:`STOP_GRACE`).
+The search runs through :meth:`Searcher.start`, which takes requests sent as
+soon as it returns. A small supervisor thread per search stops a clocked search
+at a hard limit inside the ``level`` it was given, and when the searcher is slow
+to return after a stop it answers ``done`` itself from the last reported main
+line (after :data:`STOP_GRACE`), so the GUI never waits on a late search.
 
 Bad input of any kind gives one ``error message="..."`` line and keeps the
 previous state; an unexpected exception becomes an ``error`` line too.
@@ -34,7 +32,7 @@ from engine import __version__
 from engine.board import Board
 from engine.move import Move, MoveError
 from engine.position import Position, PositionError
-from engine.search import Info, Limits, Searcher
+from engine.search import Info, Limits, Result, Searcher
 
 #: Time per move for a ``go think`` with no ``level`` (seconds).
 DEFAULT_MOVE_TIME = 1.0
@@ -284,7 +282,6 @@ class _Job:
         self.answer_lock = threading.Lock()
         self.stop_requested = threading.Event()
         self.hit_requested = threading.Event()
-        self.searching = threading.Event()  # the searcher has reported: it has started
         self.deadline: float | None = None
         self.stopping_since: float | None = None
         self.best_pv: list[Move] = []       # the last main line reported, for an early answer
@@ -446,9 +443,10 @@ class HubEngine:
         searcher = self._searcher_ready()
         if mode != "ponder":  # a ponder search is on the clock only after ponder-hit
             self._arm_deadline(job)
-        job.thread = threading.Thread(target=self._search, args=(job, searcher), daemon=True)
         self._job = job
-        job.thread.start()
+        with_multipv = int(self._values["multipv"]) > 1
+        job.thread = searcher.start(job.board, job.limits, lambda info: self._on_info(job, info, with_multipv),
+                                    lambda result, error: self._on_done(job, result, error))
         threading.Thread(target=self._supervise, args=(job, searcher), daemon=True).start()
 
     # -- searching ------------------------------------------------------------------
@@ -466,7 +464,7 @@ class HubEngine:
             searcher.stop()
         elif job.mode == "ponder" and not job.hit_requested.is_set():
             self._arm_deadline(job)
-            job.hit_requested.set()  # before the call: on_info re-sends it if the search had not started
+            job.hit_requested.set()
             searcher.ponder_hit()
 
     @staticmethod
@@ -487,8 +485,8 @@ class HubEngine:
         job.thread.join(timeout)
 
     def _supervise(self, job: _Job, searcher: Searcher) -> None:
-        """Re-send a stop until the search ends; stop it at the hard deadline; answer early
-        from the last reported main line when the searcher is slow to return after a stop."""
+        """Stop the search at the hard deadline; answer early from the last reported main
+        line when the searcher is slow to return after a stop."""
         try:
             while not job.finished.wait(_POLL):
                 now = time.monotonic()
@@ -502,29 +500,24 @@ class HubEngine:
         except Exception as error:
             self._error(f"internal error in search supervisor: {type(error).__name__}: {error}")
 
-    def _search(self, job: _Job, searcher: Searcher) -> None:
-        """The search thread: search, then answer (unless the supervisor already did)."""
-        with_multipv = int(self._values["multipv"]) > 1
+    def _on_info(self, job: _Job, info: Info, with_multipv: bool) -> None:
+        if job.answered.is_set():  # answered early: the GUI has moved on
+            return
+        if info.multipv == 1 and info.pv:
+            job.best_pv = list(info.pv)
+        self._send(format_info(info, with_multipv))
 
-        def on_info(info: Info) -> None:
-            if not job.searching.is_set():
-                job.searching.set()
-                if job.hit_requested.is_set():  # it may have come before the search started
-                    searcher.ponder_hit()
-            if job.answered.is_set():  # answered early: the GUI has moved on
-                return
-            if info.multipv == 1 and info.pv:
-                job.best_pv = list(info.pv)
-            self._send(format_info(info, with_multipv))
-
+    def _on_done(self, job: _Job, result: Result | None, error: Exception | None) -> None:
+        """The search's end: answer (unless the supervisor already did); a failed search
+        still answers with a legal move."""
         best: Move | None = None
         ponder: Move | None = None
         try:
-            result = searcher.search(job.board, job.limits, on_info)
-            best = result.best
-            ponder = result.ponder or (result.pv[1] if len(result.pv) > 1 and result.pv[0] == best else None)
-        except Exception as error:  # the search failed: still answer with a legal move
-            self._error(f"internal error in search: {type(error).__name__}: {error}")
+            if error is not None:
+                self._error(f"internal error in search: {type(error).__name__}: {error}")
+            elif result is not None:
+                best = result.best
+                ponder = result.ponder or (result.pv[1] if len(result.pv) > 1 and result.pv[0] == best else None)
         finally:
             self._answer(job, best, ponder)
             job.finished.set()

@@ -96,7 +96,8 @@ class RecordingSearcher(Searcher):
 
     calls: list[tuple[Board, Limits, int, int, int]] = []
 
-    def search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+        # The step behind both search() and start(), so the adapter's threading stays real.
         RecordingSearcher.calls.append((board.copy(), limits, self.multipv, self.skill, self.seed))
         move = board.legal_moves()[0]
         if on_info:

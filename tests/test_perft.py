@@ -93,6 +93,6 @@ def test_bench_movegen_table() -> None:
 
 def test_bench_movegen_without_pydraughts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bench, "load_pydraughts", lambda: None)
-    result = CliRunner().invoke(main, ["bench-movegen", "--quick"])
+    result = CliRunner().invoke(main, ["bench", "movegen", "--quick"])
     assert result.exit_code == 0, result.output
     assert "pydraughts is not installed" in result.output and "leaves/s" in result.output

@@ -334,3 +334,25 @@ def test_principal_variation_is_a_legal_line(random_positions: Callable[..., lis
             board.push(move)
         long_lines += len(result.pv) >= 6
     assert long_lines >= 20
+
+
+def test_stop_sent_right_after_start_is_not_lost() -> None:
+    """start() clears old requests in the caller's thread, so an immediate stop ends the search."""
+    searcher = Searcher(hash_mb=1)
+    results: list[Result | None] = []
+    for _ in range(5):
+        thread = searcher.start(Board(), Limits(infinite=True), None,
+                                lambda result, error: results.append(result))
+        searcher.stop()
+        thread.join(1.0)
+        assert not thread.is_alive()
+    assert len(results) == 5 and all(r is not None and r.best is not None for r in results)
+
+
+def test_ponder_hit_sent_right_after_start_puts_the_search_on_the_clock() -> None:
+    searcher = Searcher(hash_mb=1)
+    done = threading.Event()
+    thread = searcher.start(Board(), Limits(ponder=True, move_time=0.1), None, lambda result, error: done.set())
+    searcher.ponder_hit()
+    assert done.wait(2.0), "a ponder-hit sent before the thread ran was lost"
+    thread.join(1.0)
