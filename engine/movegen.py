@@ -21,8 +21,6 @@ from engine.squares import (
     ALL_DIRECTIONS,
     BLACK_PROMOTION,
     BOARD,
-    DOWN_DIRECTIONS,
-    UP_DIRECTIONS,
     WHITE_PROMOTION,
 )
 
@@ -136,52 +134,40 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
         return []
     rejump = _rejump_squares(empty, their_men, white) & ~promotion
     first_jumps = ((victims4, landings4, back4), (victims5, landings5, back5))
-    if not king_jumps and (landings4 | landings5) & rejump:
-        return _men_captures(first_jumps, their_men, empty, promotion, white)
-    singles: list[RawMove] = []
-    sequences: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]] = []
-    forward = UP_DIRECTIONS if white else DOWN_DIRECTIONS
-    for victims, landings, back in first_jumps:
-        sources = landings << back if back > 0 else landings >> -back
-        if landings & rejump:
-            while sources:
-                frm = sources & -sources
-                sources ^= frm
-                _extend(frm, frm, forward, their_men, empty | frm, promotion, 0, (), (), False, sequences)
-            continue
-        # The common case: single jumps, which tie on every precedence criterion.
-        while victims:
-            victim = victims & -victims
-            to = landings & -landings
+    men_moves = _men_captures(first_jumps, their_men, empty, promotion, rejump, white) if victims4 or victims5 else []
+    if not king_jumps:
+        return men_moves
+    # Men take no kings, so the order of their victims does not matter to _select.
+    sequences = [(frm, False, _single_bits(taken), path) for frm, _, taken, _, path in men_moves]
+    for step in (-4, -5, 4, 5):
+        if step > 0:
+            sources = (((empty >> step) & them) >> step) & king_bits
+        else:
+            sources = (((empty << -step) & them) << -step) & king_bits
+        while sources:
             frm = sources & -sources
-            victims ^= victim
-            landings ^= to
             sources ^= frm
-            singles.append((frm, to, victim, to & promotion, (to,)))
-    if king_jumps:
-        for step in (-4, -5, 4, 5):
-            if step > 0:
-                sources = (((empty >> step) & them) >> step) & king_bits
-            else:
-                sources = (((empty << -step) & them) << -step) & king_bits
-            while sources:
-                frm = sources & -sources
-                sources ^= frm
-                _extend(frm, frm, ALL_DIRECTIONS, them, empty | frm, 0, 0, (), (), True, sequences)
-    if not sequences:
-        return singles
-    for frm, to, victim, _, path in singles:
-        sequences.append((frm, False, (victim,), path))
+            _extend(frm, frm, ALL_DIRECTIONS, them, empty | frm, 0, 0, (), (), True, sequences)
     return _select(sequences, kings, promotion)
 
 
-def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int, empty: int,
-                  promotion: int, white: bool) -> list[RawMove]:
-    """Captures when only men can capture: the longest sequences, all legal.
+def _single_bits(bits: int) -> tuple[int, ...]:
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low)
+        bits ^= low
+    return tuple(out)
 
-    Men take only men, so criteria 2-4 cannot decide; and a man's victims lie
-    on ever further rows, so no piece can be jumped twice and two sequences
-    with one start and one captured set are the same path.
+
+def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int, empty: int,
+                  promotion: int, rejump: int, white: bool) -> list[RawMove]:
+    """The captures of men: their longest sequences, all legal among themselves.
+
+    Men take only men, so criteria 2-4 cannot decide between them; and a man's
+    victims lie on ever further rows, so no piece can be jumped twice and two
+    sequences with one start and one captured set are the same path. A first
+    jump landing outside ``rejump`` ends there (the common case).
     """
     found: list[tuple[int, int, tuple[int, ...]]] = []
     for victims, landings, back in first_jumps:
@@ -193,7 +179,10 @@ def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int,
             victims ^= victim
             landings ^= to
             sources ^= frm
-            _man_sequences(frm, to, victim, (to,), their_men, empty, promotion, white, found)
+            if to & rejump:
+                _man_sequences(frm, to, victim, (to,), their_men, empty, promotion, white, found)
+            else:
+                found.append((frm, victim, (to,)))
     longest = max([len(path) for _, _, path in found])
     return [(frm, path[-1], taken, path[-1] & promotion, path)
             for frm, taken, path in found if len(path) == longest]

@@ -233,7 +233,7 @@ def test_sprt_stops_the_match_when_decided() -> None:
 
 
 def test_plot_is_saved(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    import matplotlib  # noqa: F401  (a test dependency: the plot must really be drawn)
     picture = tmp_path / "elo.png"
     result = run("--engine", f"cmd={RANDOM}", "name=A", "option.seed=3",
                  "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--games", "6",
