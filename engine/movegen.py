@@ -169,6 +169,7 @@ def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int,
     sequences with one start and one captured set are the same path. A first
     jump landing outside ``rejump`` ends there (the common case).
     """
+    singles: list[RawMove] = []
     found: list[tuple[int, int, tuple[int, ...]]] = []
     for victims, landings, back in first_jumps:
         sources = landings << back if back > 0 else landings >> -back
@@ -182,10 +183,13 @@ def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int,
             if to & rejump:
                 _man_sequences(frm, to, victim, (to,), their_men, empty, promotion, white, found)
             else:
-                found.append((frm, victim, (to,)))
+                singles.append((frm, to, victim, to & promotion, (to,)))
+    if not found:
+        return singles
     longest = max([len(path) for _, _, path in found])
-    return [(frm, path[-1], taken, path[-1] & promotion, path)
-            for frm, taken, path in found if len(path) == longest]
+    moves = [(frm, path[-1], taken, path[-1] & promotion, path)
+             for frm, taken, path in found if len(path) == longest]
+    return moves + singles if longest == 1 else moves
 
 
 def _man_sequences(start: int, here: int, taken: int, path: tuple[int, ...], their_men: int, empty: int,
