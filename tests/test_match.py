@@ -207,7 +207,10 @@ def test_interrupted_match_keeps_finished_games_and_resume_completes(tmp_path: P
                "--engine", f"cmd={RANDOM}", "name=A", "option.mode=slow", "option.delay=0.05",
                "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--maxplies", "20",
                "--games", "12", "--pdnout", str(pdn)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # A shell running us in the background ignores SIGINT, and children inherit that;
+    # a terminal's Ctrl-C reaches a process with the default handling, so restore it.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not pdn.exists() or pdn.read_text().count("[Event ") < 2):
         time.sleep(0.05)
