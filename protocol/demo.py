@@ -17,7 +17,7 @@ from protocol.play import draw_board
 @click.option("--time", "move_time", type=click.FloatRange(0.01, 60), default=0.25, show_default=True,
               help="Seconds per move.")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Fixed depth per move instead of a time.")
-@click.option("--plies", type=click.IntRange(1, 1000), default=120, show_default=True,
+@click.option("--plies", type=click.IntRange(1, 1000), default=200, show_default=True,
               help="Stop after this many plies if the game has not ended.")
 @click.option("--board/--no-board", "show_board", default=True, show_default=True,
               help="Draw the board after each move.")
