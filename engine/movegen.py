@@ -18,7 +18,6 @@ included, and ``()`` for a step. A ring capture has ``from_bit == to_bit``.
 from __future__ import annotations
 
 from engine.squares import (
-    ALL_DIRECTIONS,
     BLACK_PROMOTION,
     BOARD,
     WHITE_PROMOTION,
@@ -147,7 +146,7 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
         while sources:
             frm = sources & -sources
             sources ^= frm
-            _extend(frm, frm, ALL_DIRECTIONS, them, empty | frm, 0, 0, (), (), True, sequences)
+            _king_sequences(frm, frm, them, empty | frm, 0, (), (), sequences)
     return _select(sequences, kings, promotion)
 
 
@@ -230,41 +229,33 @@ def _kings_can_capture(king_bits: int, them: int, empty: int) -> bool:
                  | (((king_bits << 4) & them) << 4) | (((king_bits << 5) & them) << 5)) & empty)
 
 
-def _extend(
+def _king_sequences(
     start: int,
     here: int,
-    directions: tuple[int, ...],
-    victims: int,
+    them: int,
     empty: int,
-    stop_row: int,
     taken: int,
     captured: tuple[int, ...],
     path: tuple[int, ...],
-    is_king: bool,
     out: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]],
 ) -> None:
-    """Depth-first search of every complete capture sequence from ``here``.
+    """Depth-first search of every complete capture sequence of a king now on ``here``.
 
     Captured pieces stay on the board until the move ends, so they block landing
     squares and cannot be jumped again; ``start`` counts as empty (``empty``
-    includes it). A man reaching ``stop_row`` is promoted and stops.
+    includes it), so a king may pass over or end on its own start square.
     """
     extended = False
-    if not here & stop_row:
-        for direction in directions:
-            # (shifts spelled out: this is the innermost loop of king captures)
-            if direction > 0:
-                victim = (here << direction) & victims & ~taken
-                landing = (victim << direction) & empty
-            else:
-                victim = (here >> -direction) & victims & ~taken
-                landing = (victim >> -direction) & empty
-            if landing:
-                extended = True
-                _extend(start, landing, directions, victims, empty, stop_row, taken | victim,
-                        captured + (victim,), path + (landing,), is_king, out)
+    free = them & ~taken
+    down4, down5, up4, up5 = (here << 4) & free, (here << 5) & free, (here >> 4) & free, (here >> 5) & free
+    for victim, landing in ((up4, (up4 >> 4) & empty), (up5, (up5 >> 5) & empty),
+                            (down4, (down4 << 4) & empty), (down5, (down5 << 5) & empty)):
+        if landing:
+            extended = True
+            _king_sequences(start, landing, them, empty, taken | victim, captured + (victim,),
+                            path + (landing,), out)
     if not extended and captured:
-        out.append((start, is_king, captured, path))
+        out.append((start, True, captured, path))
 
 
 def _select(

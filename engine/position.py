@@ -7,7 +7,6 @@ import re
 
 from engine.movegen import RawMove, count_moves, generate
 from engine.squares import (
-    BIT_SQUARE,
     BLACK_PROMOTION,
     BOARD,
     SQUARE_BIT,
@@ -263,11 +262,6 @@ class Position:
         """(white men, white kings, black men, black kings)."""
         return ((self.white & ~self.kings).bit_count(), (self.white & self.kings).bit_count(),
                 (self.black & ~self.kings).bit_count(), (self.black & self.kings).bit_count())
-
-
-def square_of_bit(bit: int) -> int:
-    """Square number of a single-bit bitboard."""
-    return BIT_SQUARE[bit]
 
 
 __all__ = ["BOARD", "Position", "PositionError", "START_FEN", "START_HUB", "zobrist", "zobrist_delta"]

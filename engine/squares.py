@@ -11,9 +11,6 @@ per-row masks.
 
 from __future__ import annotations
 
-NUM_SQUARES = 32
-
-
 def _bit_index(square: int) -> int:
     """Bit position of FID ``square`` (1..32) in the ghost layout."""
     i = square - 1
@@ -33,16 +30,6 @@ BIT_SQUARE: dict[int, int] = {SQUARE_BIT[n]: n for n in range(1, 33)}
 WHITE_PROMOTION: int = sum(SQUARE_BIT[n] for n in range(1, 5))
 BLACK_PROMOTION: int = sum(SQUARE_BIT[n] for n in range(29, 33))
 
-#: Diagonal steps as signed shifts: negative = up (towards square 1).
-UP_DIRECTIONS: tuple[int, int] = (-4, -5)
-DOWN_DIRECTIONS: tuple[int, int] = (4, 5)
-ALL_DIRECTIONS: tuple[int, int, int, int] = (-4, -5, 4, 5)
-
-
-def shift(bits: int, direction: int) -> int:
-    """Move every bit of ``bits`` one diagonal step in ``direction`` (not masked)."""
-    return bits << direction if direction > 0 else bits >> -direction
-
 
 def squares_of(bits: int) -> list[int]:
     """Square numbers in ``bits``, ascending."""
@@ -53,11 +40,3 @@ def squares_of(bits: int) -> list[int]:
         bits ^= low
     out.sort()
     return out
-
-
-def bits_of(squares: list[int] | tuple[int, ...]) -> int:
-    """Bitboard of the given square numbers."""
-    bits = 0
-    for square in squares:
-        bits |= SQUARE_BIT[square]
-    return bits
