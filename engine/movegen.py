@@ -20,10 +20,30 @@ from __future__ import annotations
 from engine.squares import (
     BLACK_PROMOTION,
     BOARD,
+    SQUARE_BIT,
     WHITE_PROMOTION,
 )
 
 RawMove = tuple[int, int, int, int, tuple[int, ...]]
+
+
+def _step_moves(shift: int, promotion: int, king: bool) -> dict[int, RawMove]:
+    """Every quiet step ``shift`` bits towards square 32 (negative: towards square 1),
+    by target bit; for men (promoted on ``promotion``) or for kings."""
+    table: dict[int, RawMove] = {}
+    for frm in SQUARE_BIT[1:]:
+        to = frm << shift if shift > 0 else frm >> -shift
+        if to & BOARD:
+            table[to] = (frm, to, 0, frm | to if king else to & promotion, ())
+    return table
+
+
+# Steps are built once and shared: generating one is a lookup, and equal moves
+# are the same object, so comparing them is an identity test.
+_WHITE_MAN_STEPS = (_step_moves(-4, WHITE_PROMOTION, False), _step_moves(-5, WHITE_PROMOTION, False))
+_BLACK_MAN_STEPS = (_step_moves(4, BLACK_PROMOTION, False), _step_moves(5, BLACK_PROMOTION, False))
+_KING_STEPS_UP = (_step_moves(-4, 0, True), _step_moves(-5, 0, True))
+_KING_STEPS_DOWN = (_step_moves(4, 0, True), _step_moves(5, 0, True))
 
 
 def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
@@ -36,38 +56,20 @@ def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
     moves = generate_captures(us, them, kings, white, empty)
     if moves:
         return moves
-    king_bits = us & kings
-    promotion = WHITE_PROMOTION if white else BLACK_PROMOTION
-    # Sources and targets of one direction are the same bits shifted, so their
-    # lowest bits pair up and no per-move shift is needed.
     men = us & ~kings
-    for step in (4, 5):
-        if white:
-            targets = (men >> step) & empty
-            sources = targets << step
-        else:
-            targets = (men << step) & empty
-            sources = targets >> step
+    if white:
+        steps = ((_WHITE_MAN_STEPS[0], (men >> 4) & empty), (_WHITE_MAN_STEPS[1], (men >> 5) & empty))
+    else:
+        steps = ((_BLACK_MAN_STEPS[0], (men << 4) & empty), (_BLACK_MAN_STEPS[1], (men << 5) & empty))
+    king_bits = us & kings
+    if king_bits:
+        steps += ((_KING_STEPS_UP[0], (king_bits >> 4) & empty), (_KING_STEPS_UP[1], (king_bits >> 5) & empty),
+                  (_KING_STEPS_DOWN[0], (king_bits << 4) & empty), (_KING_STEPS_DOWN[1], (king_bits << 5) & empty))
+    for table, targets in steps:
         while targets:
             to = targets & -targets
-            frm = sources & -sources
             targets ^= to
-            sources ^= frm
-            moves.append((frm, to, 0, to & promotion, ()))
-    if king_bits:
-        for step in (-4, -5, 4, 5):
-            if step > 0:
-                targets = (king_bits << step) & empty
-                sources = targets >> step
-            else:
-                targets = (king_bits >> -step) & empty
-                sources = targets << -step
-            while targets:
-                to = targets & -targets
-                frm = sources & -sources
-                targets ^= to
-                sources ^= frm
-                moves.append((frm, to, 0, frm | to, ()))
+            moves.append(table[to])
     return moves
 
 
@@ -113,76 +115,84 @@ def count_moves(us: int, them: int, kings: int, white: bool) -> int:
 
 def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -> list[RawMove]:
     """Legal captures only (empty list when none), after the precedence rules."""
-    men = us & ~kings
-    their_men = them & ~kings
-    king_bits = us & kings
-    # First jumps of men by direction: victims, landing squares, and how far
-    # (in bits) a landing lies from its source, signed the way the men go.
-    if white:
-        victims4 = (men >> 4) & their_men & (empty << 4)
-        victims5 = (men >> 5) & their_men & (empty << 5)
-        landings4, landings5, back4, back5 = victims4 >> 4, victims5 >> 5, 8, 10
-        promotion = WHITE_PROMOTION
+    if kings:
+        men = us & ~kings
+        their_men = them & ~kings
+        king_bits = us & kings
     else:
-        victims4 = (men << 4) & their_men & (empty >> 4)
-        victims5 = (men << 5) & their_men & (empty >> 5)
-        landings4, landings5, back4, back5 = victims4 << 4, victims5 << 5, -8, -10
-        promotion = BLACK_PROMOTION
-    king_jumps = bool(king_bits) and _kings_can_capture(king_bits, them, empty)
-    if not (victims4 or victims5 or king_jumps):
+        men, their_men, king_bits = us, them, 0
+    # Landing squares of the men's first jumps, by direction.
+    if white:
+        landings4 = (((men >> 4) & their_men) >> 4) & empty
+        landings5 = (((men >> 5) & their_men) >> 5) & empty
+    else:
+        landings4 = (((men << 4) & their_men) << 4) & empty
+        landings5 = (((men << 5) & their_men) << 5) & empty
+    # Kings that can jump, by direction (up 4, up 5, down 4, down 5).
+    king_sources = ((((empty << 4) & them) << 4) & king_bits, (((empty << 5) & them) << 5) & king_bits,
+                    (((empty >> 4) & them) >> 4) & king_bits, (((empty >> 5) & them) >> 5) & king_bits
+                    ) if king_bits else _NO_KING_SOURCES
+    king_jumps = king_sources != _NO_KING_SOURCES
+    if not (landings4 or landings5 or king_jumps):
         return []
-    rejump = _rejump_squares(empty, their_men, white) & ~promotion
-    first_jumps = ((victims4, landings4, back4), (victims5, landings5, back5))
-    men_moves = _men_captures(first_jumps, their_men, empty, promotion, rejump, white) if victims4 or victims5 else []
+    promotion = WHITE_PROMOTION if white else BLACK_PROMOTION
+    men_moves = _men_captures(landings4, landings5, their_men, empty, white) if landings4 or landings5 else []
     if not king_jumps:
         return men_moves
-    # Men take no kings, so the order of their victims does not matter to _select.
-    sequences = [(frm, False, _single_bits(taken), path) for frm, _, taken, _, path in men_moves]
-    for step in (-4, -5, 4, 5):
-        if step > 0:
-            sources = (((empty >> step) & them) >> step) & king_bits
-        else:
-            sources = (((empty << -step) & them) << -step) & king_bits
+    sequences: list[tuple[int, tuple[int, ...], tuple[int, ...], int]] = []
+    for sources in king_sources:
         while sources:
             frm = sources & -sources
             sources ^= frm
             _king_sequences(frm, frm, them, empty | frm, 0, (), (), sequences)
-    return _select(sequences, kings, promotion)
+    return _select(men_moves, sequences, kings)
 
 
-def _single_bits(bits: int) -> tuple[int, ...]:
-    out = []
-    while bits:
-        low = bits & -bits
-        out.append(low)
-        bits ^= low
-    return tuple(out)
+_NO_KING_SOURCES = (0, 0, 0, 0)
 
 
-def _men_captures(first_jumps: tuple[tuple[int, int, int], ...], their_men: int, empty: int,
-                  promotion: int, rejump: int, white: bool) -> list[RawMove]:
+def _jump_moves(shift: int, promotion: int) -> dict[int, RawMove]:
+    """Every single jump of a man two steps of ``shift`` bits (negative: towards
+    square 1), by landing bit."""
+    table: dict[int, RawMove] = {}
+    for frm in SQUARE_BIT[1:]:
+        victim = frm << shift if shift > 0 else frm >> -shift
+        to = frm << 2 * shift if shift > 0 else frm >> -2 * shift
+        if victim & BOARD and to & BOARD:
+            table[to] = (frm, to, victim, to & promotion, (to,))
+    return table
+
+
+_WHITE_JUMPS = (_jump_moves(-4, WHITE_PROMOTION), _jump_moves(-5, WHITE_PROMOTION))
+_BLACK_JUMPS = (_jump_moves(4, BLACK_PROMOTION), _jump_moves(5, BLACK_PROMOTION))
+
+
+def _men_captures(landings4: int, landings5: int, their_men: int, empty: int, white: bool) -> list[RawMove]:
     """The captures of men: their longest sequences, all legal among themselves.
 
     Men take only men, so criteria 2-4 cannot decide between them; and a man's
     victims lie on ever further rows, so no piece can be jumped twice and two
     sequences with one start and one captured set are the same path. A first
-    jump landing outside ``rejump`` ends there (the common case).
+    jump landing where no further jump can start ends there (the common case).
     """
+    if white:
+        promotion = WHITE_PROMOTION
+        tables = _WHITE_JUMPS
+    else:
+        promotion = BLACK_PROMOTION
+        tables = _BLACK_JUMPS
+    rejump = _rejump_squares(empty, their_men, white) & ~promotion
     singles: list[RawMove] = []
     found: list[tuple[int, int, tuple[int, ...]]] = []
-    for victims, landings, back in first_jumps:
-        sources = landings << back if back > 0 else landings >> -back
-        while victims:
-            victim = victims & -victims
+    for table, landings in ((tables[0], landings4), (tables[1], landings5)):
+        while landings:
             to = landings & -landings
-            frm = sources & -sources
-            victims ^= victim
             landings ^= to
-            sources ^= frm
+            jump = table[to]
             if to & rejump:
-                _man_sequences(frm, to, victim, (to,), their_men, empty, promotion, white, found)
+                _man_sequences(jump[0], to, jump[2], (to,), their_men, empty, promotion, white, found)
             else:
-                singles.append((frm, to, victim, to & promotion, (to,)))
+                singles.append(jump)
     if not found:
         return singles
     longest = max([len(path) for _, _, path in found])
@@ -237,7 +247,7 @@ def _king_sequences(
     taken: int,
     captured: tuple[int, ...],
     path: tuple[int, ...],
-    out: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]],
+    out: list[tuple[int, tuple[int, ...], tuple[int, ...], int]],
 ) -> None:
     """Depth-first search of every complete capture sequence of a king now on ``here``.
 
@@ -255,42 +265,39 @@ def _king_sequences(
             _king_sequences(start, landing, them, empty, taken | victim, captured + (victim,),
                             path + (landing,), out)
     if not extended and captured:
-        out.append((start, True, captured, path))
+        out.append((start, captured, path, taken))
 
 
-def _select(
-    sequences: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]],
-    kings: int,
-    promotion: int,
-) -> list[RawMove]:
-    """Apply the precedence criteria, then merge sequences giving the same move."""
-    best: tuple[int, bool, int, tuple[int, ...]] | None = None
-    chosen: list[tuple[int, bool, tuple[int, ...], tuple[int, ...]]] = []
+def _select(men_moves: list[RawMove], sequences: list[tuple[int, tuple[int, ...], tuple[int, ...], int]],
+            kings: int) -> list[RawMove]:
+    """Apply the precedence criteria to the men's moves and the kings' sequences
+    (start, captured in order, path, captured set), then merge sequences giving
+    the same move."""
+    # Criteria 2-4 as one ordered key after the count: kings taken, then the
+    # jump indices of the kings (earlier is better, so negated).
+    best: tuple[int, int, tuple[int, ...]] | None = None
+    chosen: list[tuple[int, tuple[int, ...], tuple[int, ...], int]] = []
     for sequence in sequences:
-        start, is_king, captured, _ = sequence
-        king_jumps = tuple(-i for i, victim in enumerate(captured) if victim & kings) if kings else ()
-        # Criteria 1-4 as one ordered key: count, capturer is a king, kings taken,
-        # then the jump indices of the kings (earlier is better, so negated).
-        key = (len(captured), is_king, len(king_jumps), king_jumps)
+        captured = sequence[1]
+        if sequence[3] & kings:
+            king_jumps = tuple([-i for i, victim in enumerate(captured) if victim & kings])
+            key = (len(captured), len(king_jumps), king_jumps)
+        else:
+            key = (len(captured), 0, ())
         if best is None or key > best:
             best = key
             chosen = [sequence]
         elif key == best:
             chosen.append(sequence)
+    # Criterion 2: a king's capture goes before a man's of the same length.
+    if men_moves and best is not None and len(men_moves[0][4]) > best[0]:
+        return men_moves
     moves: list[RawMove] = []
     seen: set[tuple[int, int, int]] = set()
-    for start, is_king, captured, path in chosen:
+    for start, _, path, taken in chosen:
         end = path[-1]
-        taken = 0
-        for victim in captured:
-            taken |= victim
         identity = (start, end, taken)
-        if identity in seen:
-            continue
-        seen.add(identity)
-        if is_king:
-            toggle = (start ^ end) | (taken & kings)
-        else:
-            toggle = (end & promotion) | (taken & kings)
-        moves.append((start, end, taken, toggle, path))
+        if identity not in seen:
+            seen.add(identity)
+            moves.append((start, end, taken, (start ^ end) | (taken & kings), path))
     return moves

@@ -367,7 +367,7 @@ class Searcher:
                 j -= 2
         tt = self.tt
         table = tt.table
-        slot = (ident ^ ident >> 31 ^ ident >> 67) * 0x9E3779B1 >> 16 & tt.mask
+        slot = hash((ident,)) & tt.mask  # TranspositionTable.index, inlined
         entry = table[slot]
         hash_move: RawMove | None = None
         forced = False
@@ -507,8 +507,23 @@ class Searcher:
         if not nodes & CHECK_MASK:
             self._check()
         empty = BOARD ^ us ^ them
-        # Most leaves fail the cheap test and never call the generator.
-        if ply < MAX_PLY and may_capture(us, them, kings, white, empty):
+        # Most leaves fail this cheap necessary test for a capture and never call the generator.
+        if kings:
+            king_bits = us & kings
+            men = us ^ king_bits
+            prey = them ^ (them & kings)
+        else:
+            king_bits = 0
+            men = us
+            prey = them
+        if white:
+            hit = ((men >> 4) & prey & (empty << 4)) | ((men >> 5) & prey & (empty << 5))
+        else:
+            hit = ((men << 4) & prey & (empty >> 4)) | ((men << 5) & prey & (empty >> 5))
+        if king_bits and not hit:
+            hit = (((king_bits >> 4) & them & (empty << 4)) | ((king_bits >> 5) & them & (empty << 5))
+                   | ((king_bits << 4) & them & (empty >> 4)) | ((king_bits << 5) & them & (empty >> 5)))
+        if hit and ply < MAX_PLY:
             captures = generate_captures(us, them, kings, white, empty)
             if captures:
                 best = -INF

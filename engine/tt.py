@@ -61,7 +61,10 @@ class TranspositionTable:
         self.table = [None] * self.size
 
     def index(self, ident: int) -> int:
-        return (ident ^ ident >> 31 ^ ident >> 67) * 0x9E3779B1 >> 16 & self.mask
+        # The hash of a 1-tuple mixes every bit of the identity into the low ones
+        # (an int's own hash is the int modulo 2**61 - 1, which leaves most of the
+        # board out of the low bits), and costs half what arithmetic mixing does.
+        return hash((ident,)) & self.mask
 
     def probe(self, ident: int) -> Entry | None:
         entry = self.table[self.index(ident)]
