@@ -239,6 +239,21 @@ def _kings_can_capture(king_bits: int, them: int, empty: int) -> bool:
                  | (((king_bits << 4) & them) << 4) | (((king_bits << 5) & them) << 5)) & empty)
 
 
+def _king_jumps(here: int) -> tuple[tuple[int, int], ...]:
+    """(victim, landing) of a king's jump from ``here``, in every direction that
+    stays on the board: up 4, up 5, down 4, down 5 (the order moves come out in)."""
+    pairs = []
+    for shift in (-4, -5, 4, 5):
+        victim = here << shift if shift > 0 else here >> -shift
+        landing = victim << shift if shift > 0 else victim >> -shift
+        if victim & BOARD and landing & BOARD:
+            pairs.append((victim, landing))
+    return tuple(pairs)
+
+
+_KING_JUMPS: dict[int, tuple[tuple[int, int], ...]] = {bit: _king_jumps(bit) for bit in SQUARE_BIT[1:]}
+
+
 def _king_sequences(
     start: int,
     here: int,
@@ -256,11 +271,9 @@ def _king_sequences(
     includes it), so a king may pass over or end on its own start square.
     """
     extended = False
-    free = them & ~taken
-    down4, down5, up4, up5 = (here << 4) & free, (here << 5) & free, (here >> 4) & free, (here >> 5) & free
-    for victim, landing in ((up4, (up4 >> 4) & empty), (up5, (up5 >> 5) & empty),
-                            (down4, (down4 << 4) & empty), (down5, (down5 << 5) & empty)):
-        if landing:
+    free = them ^ taken
+    for victim, landing in _KING_JUMPS[here]:
+        if victim & free and landing & empty:
             extended = True
             _king_sequences(start, landing, them, empty, taken | victim, captured + (victim,),
                             path + (landing,), out)

@@ -391,22 +391,25 @@ class Searcher:
         # before the move list is generated: it often cuts the node off, and then
         # the generator is never called.
         first = hash_move
+        captures: list[RawMove] | None = None
         if first is None:
             killer = self._killers[2 * ply]
             if killer is not None:
                 frm, to, _, toggle, _ = killer
                 # A quiet killer is legal when its piece is ours and of the same kind,
-                # the target is empty, a man goes forward, and no capture is due.
+                # the target is empty, a man goes forward, and no capture is due
+                # (and if one is, the captures found are the moves).
                 empty = BOARD ^ us ^ them
                 if (frm & us and to & empty and frm & kings == frm & toggle
-                        and (frm & kings or (to == frm >> 4 or to == frm >> 5) == white)
-                        and not may_capture(us, them, kings, white, empty)):
-                    first = killer
+                        and (frm & kings or (to == frm >> 4 or to == frm >> 5) == white)):
+                    captures = generate_captures(us, them, kings, white, empty)
+                    if not captures:
+                        first = killer
         if first is not None:
             moves = [first]
             generated = False
         else:
-            moves = generate(us, them, kings, white)
+            moves = captures or generate(us, them, kings, white)
             if not moves:
                 return ply - WIN
             forced = len(moves) == 1
@@ -506,38 +509,20 @@ class Searcher:
         self.nodes = nodes
         if not nodes & CHECK_MASK:
             self._check()
-        empty = BOARD ^ us ^ them
-        # Most leaves fail this cheap necessary test for a capture and never call the generator.
-        if kings:
-            king_bits = us & kings
-            men = us ^ king_bits
-            prey = them ^ (them & kings)
-        else:
-            king_bits = 0
-            men = us
-            prey = them
-        if white:
-            hit = ((men >> 4) & prey & (empty << 4)) | ((men >> 5) & prey & (empty << 5))
-        else:
-            hit = ((men << 4) & prey & (empty >> 4)) | ((men << 5) & prey & (empty >> 5))
-        if king_bits and not hit:
-            hit = (((king_bits >> 4) & them & (empty << 4)) | ((king_bits >> 5) & them & (empty << 5))
-                   | ((king_bits << 4) & them & (empty >> 4)) | ((king_bits << 5) & them & (empty >> 5)))
-        if hit and ply < MAX_PLY:
-            captures = generate_captures(us, them, kings, white, empty)
-            if captures:
-                best = -INF
-                next_ply = ply + 1
-                for frm, to, taken, toggle, _ in captures:
-                    value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white,
-                                           -beta, -alpha, next_ply)
-                    if value > best:
-                        best = value
-                        if value > alpha:
-                            alpha = value
-                            if value >= beta:
-                                break
-                return best
+        captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them) if ply < MAX_PLY else None
+        if captures:
+            best = -INF
+            next_ply = ply + 1
+            for frm, to, taken, toggle, _ in captures:
+                value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white,
+                                       -beta, -alpha, next_ply)
+                if value > best:
+                    best = value
+                    if value > alpha:
+                        alpha = value
+                        if value >= beta:
+                            break
+            return best
         self._leaf_sum += ply + _LEAF_ONE
         if ply > self._seldepth:
             self._seldepth = ply
@@ -638,27 +623,6 @@ class Searcher:
         weights = [r[0] - (top - margin) + 1 for r in candidates]
         rng = random.Random(self.seed * 1_000_003 ^ key)
         return rng.choices(candidates, weights=weights)[0]
-
-
-def may_capture(us: int, them: int, kings: int, white: bool, empty: int) -> bool:
-    """Cheap necessary condition for a capture: a man with an enemy man ahead and an
-    empty square behind it, or a king with any enemy piece next to it that way."""
-    if kings:
-        king_bits = us & kings
-        men = us ^ king_bits
-        prey = them & ~kings
-    else:
-        king_bits = 0
-        men = us
-        prey = them
-    if white:
-        if ((men >> 4) & prey & (empty << 4)) or ((men >> 5) & prey & (empty << 5)):
-            return True
-    elif ((men << 4) & prey & (empty >> 4)) or ((men << 5) & prey & (empty >> 5)):
-        return True
-    return bool(king_bits) and bool(
-        ((king_bits >> 4) & them & (empty << 4)) | ((king_bits >> 5) & them & (empty << 5))
-        | ((king_bits << 4) & them & (empty >> 4)) | ((king_bits << 5) & them & (empty >> 5)))
 
 
 def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
