@@ -128,27 +128,16 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
     else:
         landings4 = (((men << 4) & their_men) << 4) & empty
         landings5 = (((men << 5) & their_men) << 5) & empty
-    # Kings that can jump, by direction (up 4, up 5, down 4, down 5).
-    king_sources = ((((empty << 4) & them) << 4) & king_bits, (((empty << 5) & them) << 5) & king_bits,
-                    (((empty >> 4) & them) >> 4) & king_bits, (((empty >> 5) & them) >> 5) & king_bits
-                    ) if king_bits else _NO_KING_SOURCES
-    king_jumps = king_sources != _NO_KING_SOURCES
-    if not (landings4 or landings5 or king_jumps):
-        return []
-    promotion = WHITE_PROMOTION if white else BLACK_PROMOTION
     men_moves = _men_captures(landings4, landings5, their_men, empty, white) if landings4 or landings5 else []
-    if not king_jumps:
+    if not king_bits:
         return men_moves
+    # Kings are few, so each one's sequences are searched from its square.
     sequences: list[tuple[int, tuple[int, ...], tuple[int, ...], int]] = []
-    for sources in king_sources:
-        while sources:
-            frm = sources & -sources
-            sources ^= frm
-            _king_sequences(frm, frm, them, empty | frm, 0, (), (), sequences)
-    return _select(men_moves, sequences, kings)
-
-
-_NO_KING_SOURCES = (0, 0, 0, 0)
+    while king_bits:
+        king = king_bits & -king_bits
+        king_bits ^= king
+        _king_sequences(king, king, them, empty | king, 0, (), (), sequences)
+    return _select(men_moves, sequences, kings) if sequences else men_moves
 
 
 def _jump_moves(shift: int, promotion: int) -> dict[int, RawMove]:
