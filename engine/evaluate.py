@@ -120,7 +120,7 @@ def _mirror_bits(bits: int) -> int:
     return out
 
 
-def _chunk_tables(values: list[int]) -> list[list[int]]:
+def _chunk_tables(values: list[int]) -> tuple[list[int], list[int], list[int]]:
     """Three 4096-entry tables: sum of ``values[bit]`` over the set bits of a 12-bit chunk."""
     tables = []
     for chunk in range(3):
@@ -129,7 +129,7 @@ def _chunk_tables(values: list[int]) -> list[list[int]]:
             low = x & -x
             table[x] = table[x ^ low] + values[12 * chunk + low.bit_length() - 1]
         tables.append(table)
-    return tables
+    return tables[0], tables[1], tables[2]
 
 
 def _neighbours(bits: int) -> int:
@@ -203,15 +203,16 @@ class Evaluator:
             w, b = us, them
         else:
             w, b = them, us
-        wk = w & kings
-        bk = b & kings
-        wm = w ^ wk
-        bm = b ^ bk
+        if kings:
+            wm = w & ~kings
+            bm = b & ~kings
+        else:
+            wm, bm = w, b
         empty = BOARD ^ w ^ b
-        wm_t = self._wm
-        bm_t = self._bm
-        packed = (wm_t[0][wm & 4095] + wm_t[1][(wm >> 12) & 4095] + wm_t[2][wm >> 24]
-                  + bm_t[0][bm & 4095] + bm_t[1][(bm >> 12) & 4095] + bm_t[2][bm >> 24])
+        w0, w1, w2 = self._wm
+        b0, b1, b2 = self._bm
+        packed = (w0[wm & 4095] + w1[(wm >> 12) & 4095] + w2[wm >> 24]
+                  + b0[bm & 4095] + b1[(bm >> 12) & 4095] + b2[bm >> 24])
         w_steps = ((wm >> 4) | (wm >> 5)) & empty
         b_steps = ((bm << 4) | (bm << 5)) & empty
         plain = (w_steps.bit_count() - b_steps.bit_count()) * self._men_mobility
@@ -222,7 +223,7 @@ class Evaluator:
             values = self._king_values
             mobility = 0
             trapped = 0
-            bits = wk
+            bits = w & kings
             while bits:
                 low = bits & -bits
                 bits ^= low
@@ -233,7 +234,7 @@ class Evaluator:
                     mobile_w |= moves
                 else:
                     trapped += 1
-            bits = bk
+            bits = b & kings
             while bits:
                 low = bits & -bits
                 bits ^= low

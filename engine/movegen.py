@@ -27,12 +27,17 @@ from engine.squares import (
 RawMove = tuple[int, int, int, int, tuple[int, ...]]
 
 
+def _shifted(bits: int, shift: int) -> int:
+    """``bits`` moved ``shift`` places towards square 32 (negative: towards square 1)."""
+    return bits << shift if shift > 0 else bits >> -shift
+
+
 def _step_moves(shift: int, promotion: int, king: bool) -> dict[int, RawMove]:
     """Every quiet step ``shift`` bits towards square 32 (negative: towards square 1),
     by target bit; for men (promoted on ``promotion``) or for kings."""
     table: dict[int, RawMove] = {}
     for frm in SQUARE_BIT[1:]:
-        to = frm << shift if shift > 0 else frm >> -shift
+        to = _shifted(frm, shift)
         if to & BOARD:
             table[to] = (frm, to, 0, frm | to if king else to & promotion, ())
     return table
@@ -57,6 +62,7 @@ def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
     if moves:
         return moves
     men = us & ~kings
+    steps: tuple[tuple[dict[int, RawMove], int], ...]
     if white:
         steps = ((_WHITE_MAN_STEPS[0], (men >> 4) & empty), (_WHITE_MAN_STEPS[1], (men >> 5) & empty))
     else:
@@ -145,8 +151,8 @@ def _jump_moves(shift: int, promotion: int) -> dict[int, RawMove]:
     square 1), by landing bit."""
     table: dict[int, RawMove] = {}
     for frm in SQUARE_BIT[1:]:
-        victim = frm << shift if shift > 0 else frm >> -shift
-        to = frm << 2 * shift if shift > 0 else frm >> -2 * shift
+        victim = _shifted(frm, shift)
+        to = _shifted(victim, shift)
         if victim & BOARD and to & BOARD:
             table[to] = (frm, to, victim, to & promotion, (to,))
     return table
@@ -233,8 +239,8 @@ def _king_jumps(here: int) -> tuple[tuple[int, int], ...]:
     stays on the board: up 4, up 5, down 4, down 5 (the order moves come out in)."""
     pairs = []
     for shift in (-4, -5, 4, 5):
-        victim = here << shift if shift > 0 else here >> -shift
-        landing = victim << shift if shift > 0 else victim >> -shift
+        victim = _shifted(here, shift)
+        landing = _shifted(victim, shift)
         if victim & BOARD and landing & BOARD:
             pairs.append((victim, landing))
     return tuple(pairs)
