@@ -281,8 +281,9 @@ def _select(men_moves: list[RawMove], sequences: list[tuple[int, tuple[int, ...]
     """Apply the precedence criteria to the men's moves and the kings' sequences
     (start, captured in order, path, captured set), then merge sequences giving
     the same move."""
-    # Criteria 2-4 as one ordered key after the count: kings taken, then the
-    # jump indices of the kings (earlier is better, so negated).
+    # Criteria 1, 3 and 4 as one ordered key: count, kings taken, then the jump
+    # indices of the kings (earlier is better, so negated). Criterion 2 (a king
+    # before a man) is settled below, against the men's moves.
     best: tuple[int, int, tuple[int, ...]] | None = None
     chosen: list[tuple[int, tuple[int, ...], tuple[int, ...], int]] = []
     for sequence in sequences:
@@ -297,7 +298,8 @@ def _select(men_moves: list[RawMove], sequences: list[tuple[int, tuple[int, ...]
             chosen = [sequence]
         elif key == best:
             chosen.append(sequence)
-    # Criterion 2: a king's capture goes before a man's of the same length.
+    # The men's captures stand only when longer (criterion 1): at equal length
+    # a king's goes first (criterion 2).
     if men_moves and best is not None and len(men_moves[0][4]) > best[0]:
         return men_moves
     moves: list[RawMove] = []
