@@ -177,12 +177,18 @@ def read_games(text: str) -> list[PdnGame]:
     return [_build(raw, number) for number, raw in enumerate(_split_games(text), start=1)]
 
 
-def read_game(text: str) -> PdnGame:
-    """The first game of a PDN text (only that game's moves are checked)."""
+def read_game(text: str, number: int = 1) -> PdnGame:
+    """Game ``number`` (counted from 1) of a PDN text; only that game's moves are checked.
+
+    Raises :class:`PdnError` when the text has no such game.
+    """
     games = _split_games(text)
     if not games:
         raise PdnError("no game found in the PDN text")
-    return _build(games[0], 1)
+    if not 1 <= number <= len(games):
+        raise PdnError(f"there is no game {number}: the PDN text has {len(games)} game"
+                       f"{'' if len(games) == 1 else 's'}")
+    return _build(games[number - 1], number)
 
 
 def _tag(name: str, value: str) -> str:

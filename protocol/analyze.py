@@ -1,8 +1,9 @@
 """``pedina analyze``: evaluation and principal variation of a position or of every move of a game.
 
-The target is a FEN or Hub position, or a PDN file (its first game: every
-position before a move, and the final one). Text output is a table, printed row
-by row as the work goes; ``--json`` prints one JSON document for scripts.
+The target is a FEN or Hub position, or a PDN file (one of its games, the first
+unless ``--game`` says otherwise: every position before a move, and the final
+one). Text output is a table, printed row by row as the work goes; ``--json``
+prints one JSON document for scripts.
 Scores are in men: ``score`` from the side to move's point of view, ``white``
 from White's; a proven win in N plies shows as ``100 - N/100`` (``99.97``).
 """
@@ -88,8 +89,8 @@ def line_json(position: Position, line: Line) -> dict[str, object]:
             "nodes": line.nodes, "time": round(line.time, 3), "pv": pv}
 
 
-def load_target(target: str) -> tuple[Board, dict[str, str], str | None]:
-    """A board to analyse (a game's record, or one position), the PDN tags, and the result.
+def load_target(target: str, game_number: int = 1) -> tuple[Board, dict[str, str], str | None]:
+    """A board to analyse (game ``game_number``'s record, or one position), the PDN tags, and the result.
 
     Raises :class:`click.BadParameter` when ``target`` is neither a readable PDN
     file nor a FEN or Hub position.
@@ -97,7 +98,7 @@ def load_target(target: str) -> tuple[Board, dict[str, str], str | None]:
     if os.path.isfile(target):
         try:
             with open(target, encoding="utf-8", errors="replace") as handle:
-                game = read_game(handle.read())
+                game = read_game(handle.read(), game_number)
         except (OSError, PdnError) as error:
             raise click.BadParameter(f"{target}: {error}", param_hint="TARGET") from None
         return game.board, dict(game.headers), game.result
@@ -119,8 +120,9 @@ def _row(ply: str, played: str, position: Position, line: Line | None) -> str:
             f"{' '.join(pv)}{'  (' + note + ')' if note else ''}")
 
 
-def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_mb: int) -> None:
-    game, headers, result = load_target(target)
+def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_mb: int,
+                 game_number: int = 1) -> None:
+    game, headers, result = load_target(target, game_number)
     searcher = Searcher(hash_mb)
     searcher.multipv = multipv
     is_game = result is not None
@@ -170,18 +172,21 @@ def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_
 @click.option("--multipv", type=click.IntRange(1, 32), default=1, show_default=True,
               help="How many best lines to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--game", "game_number", type=click.IntRange(1), default=1, show_default=True,
+              help="Which game of a PDN file to analyse (counted from 1).")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=32, show_default=True,
               help="Hash table size in MB.")
 def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool,
-            hash_mb: int) -> None:
-    """Evaluate TARGET: a FEN or Hub position, or every move of the first game of a PDN file.
+            game_number: int, hash_mb: int) -> None:
+    """Evaluate TARGET: a FEN or Hub position, or every move of a game of a PDN file.
 
     \b
     Examples:
       pedina analyze "W:W21-32:B1-12" --depth 8 --multipv 3
       pedina analyze game.pdn --time 0.5 --json
+      pedina analyze match.pdn --game 17 --depth 6
     """
     if depth is not None and move_time is not None:
         raise click.UsageError("give --depth or --time, not both")
     limits = Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
-    run_analysis(target, limits, multipv, as_json, hash_mb)
+    run_analysis(target, limits, multipv, as_json, hash_mb, game_number)

@@ -107,6 +107,25 @@ def test_analyze_every_move_of_a_pdn_game(tmp_path: Path) -> None:
     assert rows[-1] == "result *"
 
 
+def test_analyze_picks_a_game_of_a_multi_game_pdn_file(tmp_path: Path) -> None:
+    games = []
+    for opening in (["21-17", "12-16"], ["22-18", "12-16", "21-17"]):
+        board = Board()
+        for text in opening:
+            board.push_text(text)
+        games.append(write_game(board, {"Event": f"game of {len(opening)} plies"}, "*"))
+    pdn = tmp_path / "two.pdn"
+    pdn.write_text("\n".join(games), encoding="utf-8")
+    result = run("analyze", str(pdn), "--game", "2", "--depth", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["headers"]["Event"] == "game of 3 plies"
+    assert [p["played"] for p in document["positions"]] == ["22-18", "12-16", "21-17", None]
+    missing = run("analyze", str(pdn), "--game", "3", "--depth", "1")
+    assert missing.returncode != 0 and "there is no game 3: the PDN text has 2 games" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
 def test_analyze_reports_a_position_without_moves() -> None:
     lost = Position.from_squares(white_men=[21], white_to_move=False)
     result = run("analyze", lost.fen(), "--json", "--depth", "1")

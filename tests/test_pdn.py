@@ -95,6 +95,9 @@ def test_tolerant_reading() -> None:
     assert [m.hub() for m in second.board.moves] == ["10-14", "18x11x14"]
     assert third.headers == {} and third.result == "*" and len(third.board.moves) == 2
     assert read_game(text).headers["Event"] == "Tolerance"
+    assert read_game(text, 2).board.moves == second.board.moves
+    with pytest.raises(PdnError, match="there is no game 4: the PDN text has 3 games"):
+        read_game(text, 4)
 
 
 def test_games_without_result_tokens_are_told_apart() -> None:
