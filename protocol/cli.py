@@ -118,6 +118,9 @@ main.add_command(bench_search, name="bench")
 from protocol.bench_movegen import bench_movegen  # noqa: E402
 bench_search.add_command(bench_movegen, name="movegen")
 
+from protocol.dxp import dxp  # noqa: E402  (the DamExchange Follower)
+main.add_command(dxp)
+
 
 if __name__ == "__main__":
     main()
