@@ -528,6 +528,9 @@ class DxpFollower:
         except KeyboardInterrupt:
             why = "interrupted"
             raise
+        except Exception as error:  # an engine bug ends this connection, not the server
+            why = f"internal error: {type(error).__name__}: {error}"
+            self._event(why)
         finally:
             self._abandon_search()
             if self._game is not None:
@@ -661,8 +664,9 @@ class DxpFollower:
             return
         self._abandon_search()
         self._send(GameEnd(0, 0))
-        reasons = {0: "no reason given", 1: "opponent resigns", 2: "opponent claims a draw", 3: "opponent claims a win"}
-        self._finish_game(f"ended by the opponent ({reasons[message.reason]})")
+        reasons = {0: "no reason given", 1: "it resigns", 2: "it claims a draw", 3: "it claims a win"}
+        over = self._game.board.outcome() is not None
+        self._finish_game(f"{'over, and' if over else ''} ended by the opponent ({reasons[message.reason]})".strip())
 
     def _on_backreq(self, request: BackRequest) -> None:
         game = self._game

@@ -11,6 +11,7 @@ takeback logic takes the side to move at the start for the engine's colour.
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import re
@@ -31,11 +32,11 @@ from draughts.engine import DXPEngine
 
 from engine import Board, Position
 from engine.move import Move
-from engine.search import Limits, Searcher
-from protocol.dxp import (BackAccept, BackRequest, Chat, DxpError, GameAccept, GameEnd, GameRequest, Message,
-                          MessageReader, MoveMessage, UnsupportedVersion, backreq_ply, decode_frame, find_move,
-                          format_message, move_message, parse_message, position_from_dxp, position_to_dxp,
-                          think_limits)
+from engine.search import Info, Limits, Result, Searcher
+from protocol.dxp import (BackAccept, BackRequest, Chat, DxpError, DxpFollower, GameAccept, GameEnd, GameRequest,
+                          Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply, decode_frame,
+                          find_move, format_message, move_message, parse_message, position_from_dxp,
+                          position_to_dxp, think_limits)
 
 PEDINA = shutil.which("pedina")
 CI = os.environ.get("PEDINA_CI") == "1"
@@ -583,10 +584,11 @@ def drive_game(client: DXPEngine, engine_white: bool, opponent: Callable[[Board]
     ours = Board()
     theirs = draughts.Board("italian")
     while True:
-        if ours.outcome() is not None or len(ours.moves) >= max_plies:
-            client.sender.gameend()            # our turn in a finished game: we end it
+        engine_to_move = ours.position.white_to_move == engine_white
+        if ours.outcome() is not None or len(ours.moves) >= max_plies and not engine_to_move:
+            client.sender.gameend()            # our turn in a finished or long game: we end it
             return PlayedGame(ours, "client", None)
-        if ours.position.white_to_move == engine_white:
+        if engine_to_move:
             played = client.play(theirs).move
             assert played is not None, "no move from the engine"
             move = ours.parse_move(played.hub_move)  # raises unless legal for us
@@ -781,3 +783,49 @@ def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
     assert status == 0 and err == ""
     assert re.fullmatch(r"game 1: Pedina - raw test  \*, 0 plies, Pedina used \d+\.\d s; unfinished: interrupted\n",
                         out), out
+
+
+# -- the clock's safety net, in process -------------------------------------------------
+
+
+class StuckSearcher(Searcher):
+    """A searcher that ignores its limits and stop(): it ends 0.5 s late, with an error."""
+
+    def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
+              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
+        def run() -> None:
+            time.sleep(0.5)
+            on_done(None, RuntimeError("stuck"))
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
+    log = io.StringIO()
+    # 60 s less a 59.5 s margin leave 0.5 s on the clock: the hard limit is a few hundredths.
+    follower = DxpFollower(hash_mb=1, log=log, time_margin=59.5, searcher_factory=StuckSearcher)
+    ours, theirs = socket.socketpair()
+    serving = threading.Thread(target=follower.serve_connection, args=(ours, "pair"), daemon=True)
+    serving.start()
+    client = RawClient.__new__(RawClient)
+    client.sock, client.reader, client.frames = theirs, MessageReader(), deque()
+    try:
+        client.send(gamereq(follower_white=True, minutes=1))
+        accepted_at, text = client.receive()
+        assert parse_message(text) == GameAccept("Pedina", 0)
+        moved_at, text = client.receive()
+        message = parse_message(text)
+        assert isinstance(message, MoveMessage)
+        board = Board()
+        board.push(find_move(board.legal_moves(), message))
+        assert moved_at - accepted_at < 0.4          # not the 0.5 s the search took
+        send_move(client, board, board.legal_moves()[0].hub())
+        engine_move(client, board)                     # the next search waits for the stuck one, then answers
+    finally:
+        client.close()
+        serving.join(5.0)
+        follower.close()
+    assert "answering from its last main line" in log.getvalue()
+    assert "internal error in search: RuntimeError: stuck" in log.getvalue()
