@@ -664,9 +664,11 @@ class DxpFollower:
             return
         self._abandon_search()
         self._send(GameEnd(0, 0))
-        reasons = {0: "no reason given", 1: "it resigns", 2: "it claims a draw", 3: "it claims a win"}
-        over = self._game.board.outcome() is not None
-        self._finish_game(f"{'over, and' if over else ''} ended by the opponent ({reasons[message.reason]})".strip())
+        if self._game.board.outcome() is not None:
+            self._finish_game("GAMEEND from the opponent")
+        else:
+            reasons = {0: "no reason given", 1: "it resigns", 2: "it claims a draw", 3: "it claims a win"}
+            self._finish_game(f"ended by the opponent ({reasons[message.reason]})")
 
     def _on_backreq(self, request: BackRequest) -> None:
         game = self._game
@@ -676,8 +678,9 @@ class DxpFollower:
             return
         ply = backreq_ply(game.board.start.white_to_move, request)
         if not 0 <= ply <= len(game.board.moves):
-            self._send(Chat(f"cannot take back to move {request.number} with {'White' if request.white_to_move else 'Black'} "
-                            f"to move: the game has {len(game.board.moves)} plies"))
+            side = "White" if request.white_to_move else "Black"
+            self._send(Chat(f"cannot take back to move {request.number} with {side} to move: "
+                            f"the game has {len(game.board.moves)} plies"))
             self._send(BackAccept(2))
             return
         self._abandon_search()
