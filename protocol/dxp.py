@@ -285,10 +285,10 @@ class MessageReader:
     """Cuts a byte stream into NUL-terminated frames, whatever the reads look like.
 
     :meth:`feed` takes any chunk (several messages, a piece of one) and returns
-    the frames completed by it, without their NUL. A frame that grows past
-    :data:`MAX_LENGTH` bytes without a NUL is returned at once as it stands (so it
-    is reported, and :func:`decode_frame` rejects it) and the rest of it, up to
-    the next NUL, is dropped: one bad message never swallows the ones after it.
+    the frames completed by it, without their NUL. A message longer than
+    :data:`MAX_LENGTH` bytes comes out cut to one byte more (so it is reported:
+    :func:`decode_frame` rejects it) as soon as it is that long, and the rest of
+    it, up to its NUL, is dropped: one bad message never swallows the ones after it.
     """
 
     def __init__(self) -> None:
@@ -305,13 +305,10 @@ class MessageReader:
                     self._skipping = False
                 continue
             self._pending += part
-            if complete:
-                frames.append(bytes(self._pending))
+            if complete or len(self._pending) > MAX_LENGTH:
+                frames.append(bytes(self._pending[:MAX_LENGTH + 1]))  # enough to be seen as too long
                 self._pending.clear()
-            elif len(self._pending) > MAX_LENGTH:
-                frames.append(bytes(self._pending))
-                self._pending.clear()
-                self._skipping = True
+                self._skipping = not complete
         return frames
 
     @property

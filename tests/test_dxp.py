@@ -164,11 +164,13 @@ def test_reader_splits_fused_messages_and_joins_split_ones() -> None:
 def test_reader_reports_an_overlong_message_once_and_resynchronises() -> None:
     reader = MessageReader()
     frames = reader.feed(b"C" + b"x" * 150)
-    assert frames == [b"C" + b"x" * 150]
+    assert frames == [b"C" + b"x" * 127]         # cut to 128 bytes: enough to be too long
     assert reader.feed(b"y" * 300) == []          # the rest of the bad message is dropped
     assert reader.feed(b"zz\0E00\0") == [b"E00"]  # and the next message comes through
     with pytest.raises(DxpError, match="longer than 127"):
         decode_frame(frames[0])
+    # An overlong message whose NUL comes in the same read is cut the same way.
+    assert MessageReader().feed(b"M" * 1000 + b"\0K1\0") == [b"M" * 128, b"K1"]
 
 
 def test_decode_frame_errors() -> None:
