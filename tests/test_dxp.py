@@ -622,10 +622,11 @@ def drive_game(client: DXPEngine, engine_white: bool, opponent: Callable[[Board]
 
 
 def play_with_watchdog(port: int, minutes: int, engine_white: bool, opponent: Callable[[Board], Move],
-                       max_plies: int, timeout: float) -> PlayedGame:
+                       max_plies: int, timeout: float, moves_per_game: int = 0) -> PlayedGame:
     """:func:`drive_game` on a thread: pydraughts busy-waits forever on a missing answer,
     so a hang is turned into a failure by closing the client."""
-    client = DXPEngine(options={"ip": "127.0.0.1", "port": port, "initial-time": 60 * minutes})
+    client = DXPEngine(options={"ip": "127.0.0.1", "port": port, "initial-time": 60 * minutes,
+                                "max-moves": moves_per_game})
     outcome: list[PlayedGame | BaseException] = []
 
     def run() -> None:
@@ -731,14 +732,18 @@ def searcher_opponent(depth: int) -> Callable[[Board], Move]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("engine_white", [True, False], ids=["engine-white", "engine-black"])
-def test_pydraughts_one_minute_games_stay_on_the_clock(server: Server, engine_white: bool) -> None:
+@pytest.mark.parametrize("engine_white, moves_per_game", [(True, 0), (False, 20)],
+                         ids=["engine-white", "engine-black-20-moves"])
+def test_pydraughts_one_minute_games_stay_on_the_clock(server: Server, engine_white: bool,
+                                                       moves_per_game: int) -> None:
     """1-minute games (pydraughts sends ``001`` minutes): the engine's thinking, measured
     from its log as the time from our MOVE (or its GAMEACC) to its MOVE, stays inside
-    the minute and uses a fair part of it. CI plays the first 40 plies only."""
+    the minute and uses a fair part of it. With the minute for 20 moves the engine
+    spends nearly all of it by move 20 and must still never overstep it. CI plays the
+    first 40 plies only (20 moves each)."""
     mark = len(server.log_lines())
     max_plies = 40 if CI else 300
-    game = play_with_watchdog(server.port, 1, engine_white, searcher_opponent(3), max_plies, 200.0)
+    game = play_with_watchdog(server.port, 1, engine_white, searcher_opponent(3), max_plies, 200.0, moves_per_game)
     entries = check_game_log(server, mark, game, engine_white)
     thinking = 0.0
     turn_start: float | None = None
@@ -752,6 +757,8 @@ def test_pydraughts_one_minute_games_stay_on_the_clock(server: Server, engine_wh
     engine_moves = sum(1 for p in game.board.positions[:-1] if p.white_to_move == engine_white)
     assert thinking < 60.0
     assert thinking > min(15.0, 0.3 * engine_moves)  # on the clock, not at 0.02 s a move
+    if moves_per_game and engine_moves >= moves_per_game:
+        assert thinking > 30.0                         # the minute was for these moves
 
 
 # -- the command ------------------------------------------------------------------------
