@@ -53,8 +53,6 @@ KNOWN_WIN = 9500
 #: Returned when the side to move has no move at all (it has lost).
 NO_MOVES = -30000
 
-_HALF = 1 << 31
-_LOW = (1 << 32) - 1
 
 WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.json")
 
@@ -153,19 +151,25 @@ class Evaluator:
             merged.update(weights)
         self.weights: dict[str, int] = {name: int(round(merged[name])) for name in FEATURES}
         w = self.weights
-        white_men = [0] * 36
-        white_kings = [0] * 36
-        black_men = [0] * 36
+        pairs = []
         for index in range(36):
-            mg_m = sum(w[f"{k}_mg"] * c for k, c in _MEN_COUNTS[index].items())
-            eg_m = sum(w[f"{k}_eg"] * c for k, c in _MEN_COUNTS[index].items())
-            mg_k = sum(w[f"{k}_mg"] * c for k, c in _KING_COUNTS[index].items())
-            eg_k = sum(w[f"{k}_eg"] * c for k, c in _KING_COUNTS[index].items())
             # The back-row guard is a plain (unphased) square feature: the same
             # weight in both halves of the packed value blends to itself.
             guard = w["back_guard"] if (1 << index) & _WHITE_GUARD else 0
-            white_men[index] = mg_m + guard + ((eg_m + guard) << 32)
-            white_kings[index] = mg_k + (eg_k << 32)
+            pairs.append((sum(w[f"{k}_mg"] * c for k, c in _MEN_COUNTS[index].items()) + guard,
+                          sum(w[f"{k}_eg"] * c for k, c in _MEN_COUNTS[index].items()) + guard,
+                          sum(w[f"{k}_mg"] * c for k, c in _KING_COUNTS[index].items()),
+                          sum(w[f"{k}_eg"] * c for k, c in _KING_COUNTS[index].items())))
+        # Each half of a packed sum must hold the largest sum of 24 pieces' values;
+        # with the usual weights both halves fit in one 30-bit digit of a Python
+        # int, whose arithmetic CPython does on a fast path.
+        largest = PIECES * max(abs(value) for pair in pairs for value in pair)
+        self._shift = shift = max(15, largest.bit_length() + 1)
+        self._half = 1 << (shift - 1)
+        self._low = (1 << shift) - 1
+        white_men = [mg_m + (eg_m << shift) for mg_m, eg_m, _, _ in pairs]
+        white_kings = [mg_k + (eg_k << shift) for _, _, mg_k, eg_k in pairs]
+        black_men = [0] * 36
         # Black's value on a square is White's on the mirrored square, negated.
         for n in range(1, 33):
             index = SQUARE_BIT[n].bit_length() - 1
@@ -259,8 +263,9 @@ class Evaluator:
                       + ((((step_w << 4) | (step_w << 5)) & wm).bit_count()
                          - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count()) * self._runaway2)
         n = (w | b).bit_count()
-        t = packed + _HALF
-        blended = ((t & _LOW) - _HALF) * n + (t >> 32) * (PIECES - n)
+        half = self._half
+        t = packed + half
+        blended = ((t & self._low) - half) * n + (t >> self._shift) * (PIECES - n)
         # Divide on the mover's side of zero so both colours round alike.
         if white:
             score = blended // PIECES + plain + self._tempo

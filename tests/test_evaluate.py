@@ -48,7 +48,9 @@ def test_colour_symmetry(random_positions: Callable[..., list[Position]]) -> Non
         assert evaluator.evaluate(*sides(p)) == evaluator.evaluate(*sides(mirrored(p))), p.fen()
 
 
-@pytest.mark.parametrize("weights", [DEFAULT_WEIGHTS, None])
+# The last weights need more than one 30-bit digit per packed half: the packing widens.
+@pytest.mark.parametrize("weights", [DEFAULT_WEIGHTS, None,
+                                     {"man_mg": 90000, "king_eg": -70000, "row3_eg": 5000, "edge_mg": -3}])
 def test_linear_in_features(random_positions: Callable[..., list[Position]],
                             weights: dict[str, int] | None) -> None:
     evaluator = Evaluator(dict(weights)) if weights else default_evaluator()
