@@ -43,8 +43,7 @@ def _step_moves(shift: int, promotion: int, king: bool) -> dict[int, RawMove]:
     return table
 
 
-# Steps are built once and shared: generating one is a lookup, and equal moves
-# are the same object, so comparing them is an identity test.
+# Steps are built once and shared: generating one is a lookup, not a new tuple.
 _WHITE_MAN_STEPS = (_step_moves(-4, WHITE_PROMOTION, False), _step_moves(-5, WHITE_PROMOTION, False))
 _BLACK_MAN_STEPS = (_step_moves(4, BLACK_PROMOTION, False), _step_moves(5, BLACK_PROMOTION, False))
 _KING_STEPS_UP = (_step_moves(-4, 0, True), _step_moves(-5, 0, True))

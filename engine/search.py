@@ -290,10 +290,13 @@ class Searcher:
                 if lines == 1 and self._iter_best is not None:
                     results = [(self._iter_best[1], self._iter_best[0])]
                 break
-            if results and found[0][1] is not results[0][1]:
+            # Moves are compared by value, never by identity: compiled by mypyc, a
+            # tuple taken out of a list is a new object each time.
+            if results and found[0][1] != results[0][1]:
                 instability += 1.0
             results = found
-            order = [m for _, m in found] + [m for m in order if all(m is not f[1] for f in found)]
+            best_first = [m for _, m in found]
+            order = best_first + [m for m in order if m not in best_first]
             completed = depth
             self._report(us, them, kings, white, results[:lines], depth)
             if self._stop_now(results[0][0], depth, instability):
