@@ -57,9 +57,13 @@ def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
     none, the steps of men (forward only) and kings (any diagonal).
     """
     empty = BOARD & ~(us | them)
-    moves = generate_captures(us, them, kings, white, empty)
-    if moves:
-        return moves
+    return generate_captures(us, them, kings, white, empty) or generate_quiet(us, kings, white, empty)
+
+
+def generate_quiet(us: int, kings: int, white: bool, empty: int) -> list[RawMove]:
+    """The steps of men (forward only) and kings (any diagonal) of the side owning
+    ``us``: its legal moves when it has no capture."""
+    moves: list[RawMove] = []
     men = us & ~kings
     steps: tuple[tuple[dict[int, RawMove], int], ...]
     if white:

@@ -39,7 +39,7 @@ from typing import Callable
 from engine.board import Board
 from engine.evaluate import NO_MOVES, Evaluator, default_evaluator
 from engine.move import Move
-from engine.movegen import RawMove, generate, generate_captures
+from engine.movegen import RawMove, generate, generate_captures, generate_quiet
 from engine.squares import BOARD
 from engine.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
 
@@ -473,7 +473,9 @@ class Searcher:
             i += 1
             if not generated and i == 1:
                 generated = True
-                rest = generate(us, them, kings, white)
+                # After a killer, the captures are known to be none (an empty list).
+                rest = (generate(us, them, kings, white) if captures is None
+                        else generate_quiet(us, kings, white, BOARD ^ us ^ them))
                 if first in rest:
                     rest.remove(first)
                 self._order(rest, first, ply)
