@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-from engine.move import Move, legal_moves, parse_move
-from engine.position import Position
+from pedina.move import Move, legal_moves, parse_move
+from pedina.position import Position
+
+
+class Termination(enum.Enum):
+    """Why a game ended by the rules; the value is the PDN ``Termination`` tag."""
+
+    #: The side to move has no legal move (no pieces, or all blocked): it loses.
+    NO_MOVES = "normal"
+    #: The same position with the same side to move occurred the set number of times.
+    REPETITION = "repetition"
+    #: The set number of plies passed without a man move or a capture (the 40-move rule).
+    MOVE_COUNT = "40-move rule"
+
+    def __str__(self) -> str:
+        return _TERMINATION_TEXT[self]
+
+
+_TERMINATION_TEXT = {Termination.NO_MOVES: "no moves", Termination.REPETITION: "repetition",
+                     Termination.MOVE_COUNT: "40-move rule"}
 
 
 @dataclass(frozen=True)
 class Outcome:
     """How a game ended. ``winner`` is ``True`` for White, ``False`` for Black, ``None`` for a draw."""
 
-    termination: str  # "no moves", "repetition" or "move count"
+    termination: Termination
     winner: bool | None
 
     def result(self) -> str:
@@ -50,7 +69,7 @@ class Board:
         return self.positions[-1]
 
     @property
-    def quiet_count(self) -> int:
+    def reversible_plies(self) -> int:
         """Plies since the last man move or capture (the 40-move count in plies)."""
         return self._quiet[-1]
 
@@ -107,11 +126,11 @@ class Board:
         """The end of the game if it has ended, else ``None``."""
         position = self.position
         if position.count_moves() == 0:
-            return Outcome("no moves", not position.white_to_move)
+            return Outcome(Termination.NO_MOVES, not position.white_to_move)
         if self.repetition_count() >= self.repetitions:
-            return Outcome("repetition", None)
-        if self.quiet_count >= self.quiet_plies:
-            return Outcome("move count", None)
+            return Outcome(Termination.REPETITION, None)
+        if self.reversible_plies >= self.quiet_plies:
+            return Outcome(Termination.MOVE_COUNT, None)
         return None
 
     def result(self) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 
-from engine.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
+from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
 
 #: Features with an opening and an endgame weight (names get ``_mg``/``_eg``).
 PHASED: tuple[str, ...] = (

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from engine.movegen import RawMove
-from engine.position import Position
-from engine.squares import BIT_SQUARE, SQUARE_BIT
+from pedina.movegen import RawMove
+from pedina.position import Position
+from pedina.squares import BIT_SQUARE, SQUARE_BIT
 
 
 class MoveError(ValueError):

@@ -1,6 +1,6 @@
 """Legal move generation on bitboards (the hot core of perft and search).
 
-A position is three bitboards in the layout of :mod:`engine.squares` (White's
+A position is three bitboards in the layout of :mod:`pedina.squares` (White's
 pieces, Black's pieces, kings of either colour) and the side to move. Moves come
 out as *raw moves*, plain tuples that make a move in three xors::
 
@@ -17,7 +17,7 @@ included, and ``()`` for a step. A ring capture has ``from_bit == to_bit``.
 
 from __future__ import annotations
 
-from engine.squares import (
+from pedina.squares import (
     BLACK_PROMOTION,
     BOARD,
     SQUARE_BIT,

@@ -3,12 +3,12 @@
 Reading is tolerant: tag pairs, comments ``{...}`` and ``;`` to end of line,
 variations ``(...)`` (nested, skipped), move numbers ``12.`` / ``12...``, NAGs
 ``$1``, ``!``/``?`` annotations, ``%`` escape lines and several games in one
-text. Moves are resolved against the legal moves with :func:`engine.move.parse_move`,
+text. Moves are resolved against the legal moves with :func:`pedina.move.parse_move`,
 so Hub, PDN and full-path move text are all accepted.
 
 Writing gives the tags in a fixed shape (the caller's tags in order, then
 ``GameType``, ``SetUp``/``FEN`` for a non-initial start, ``Result``), numbered
-movetext in PDN move text (:func:`engine.move.format_pdn`), wrapped lines and the
+movetext in PDN move text (:func:`pedina.move.format_pdn`), wrapped lines and the
 result. The output is readable by pydraughts' PDN reader (one tag per line, one
 space between tag name and value).
 """
@@ -19,9 +19,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.board import Board
-from engine.move import MoveError, format_pdn, legal_moves
-from engine.position import Position, PositionError
+from pedina.board import Board
+from pedina.move import MoveError, format_pdn, legal_moves
+from pedina.position import Position, PositionError
 
 #: Results as written, and the other spellings accepted on input (points out of 2).
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")

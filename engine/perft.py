@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from engine.movegen import count_moves, generate
-from engine.position import Position
+from pedina.movegen import count_moves, generate
+from pedina.position import Position
 
 
 def perft_bits(white: int, black: int, kings: int, white_to_move: bool, depth: int) -> int:
     """Leaves at ``depth`` plies below the position given as bitboards.
 
-    The last ply is counted in bulk (:func:`engine.movegen.count_moves`).
+    The last ply is counted in bulk (:func:`pedina.movegen.count_moves`).
     """
     if white_to_move:
         if depth == 1:

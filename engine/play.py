@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.board import Board
-from engine.move import Move
-from engine.position import Position
-from engine.search import Limits, Searcher
+from pedina.board import Board
+from pedina.move import Move
+from pedina.position import Position
+from pedina.search import Limits, Searcher
 
 
 def openings(plies: int = 3, start: Position | None = None) -> list[list[Move]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 import re
 
-from engine.movegen import RawMove, count_moves, generate
-from engine.squares import (
+from pedina.movegen import RawMove, count_moves, generate
+from pedina.squares import (
     BLACK_PROMOTION,
     BOARD,
     SQUARE_BIT,
@@ -70,7 +70,7 @@ class Position:
     """An immutable position: the pieces of both sides and the side to move.
 
     ``white``, ``black`` and ``kings`` are bitboards in the layout of
-    :mod:`engine.squares`; ``key`` is the Zobrist key, kept up to date
+    :mod:`pedina.squares`; ``key`` is the Zobrist key, kept up to date
     incrementally by :meth:`play`.
     """
 
@@ -239,7 +239,7 @@ class Position:
         return self.hub()[square] if 1 <= square <= 32 else "e"
 
     def raw_moves(self) -> list[RawMove]:
-        """Legal moves as raw tuples (see :mod:`engine.movegen`)."""
+        """Legal moves as raw tuples (see :mod:`pedina.movegen`)."""
         if self.white_to_move:
             return generate(self.white, self.black, self.kings, True)
         return generate(self.black, self.white, self.kings, False)

@@ -12,17 +12,20 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   was kept: it gives exact root scores for multi-PV and the skill setting, a
   principal variation at every iteration, and cleaner partial iterations.
 - The tree works on raw ints (the mover's and the other side's bitboards, the
-  kings, the colour) and the raw move tuples of :mod:`engine.movegen`; a move is
+  kings, the colour) and the raw move tuples of :mod:`pedina.movegen`; a move is
   made by three xors into the arguments of the child call, so nothing is undone.
-- Transposition table (:mod:`engine.tt`): exact position identities, a
+- Transposition table (:mod:`pedina.tt`): exact position identities, a
   preallocated list sized in MB, always-replace. It gives cut-offs at null
   window nodes and the first move to try everywhere.
 - Move order: hash move, two killers per ply, then the history counters.
 - Captures are compulsory, so a position where the side to move can capture is
   never evaluated: the quiescence search plays out every capture sequence
   first. A node with a single legal move does not use up depth.
-- Draws: a position that repeats one on the current line or in the game since
-  the last irreversible move scores 0, and so does the 40-move count.
+- Draws: the game's own move count (:attr:`Board.quiet_plies`) scores 0. A
+  position that repeats one on the current line or in the game since the last
+  irreversible move scores 0 too, whatever repetition count the game's rules
+  set: whoever could repeat once can repeat again until the count is reached,
+  so a first repetition already has the draw's value.
 - Node counting: every position entered, quiescence included; the stop flag,
   the clock and the node limit are looked at every 256 nodes (about 1 ms).
 """
@@ -36,12 +39,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.board import Board
-from engine.evaluate import NO_MOVES, Evaluator, default_evaluator
-from engine.move import Move
-from engine.movegen import RawMove, generate, generate_captures, generate_quiet
-from engine.squares import BOARD
-from engine.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
+from pedina.board import Board
+from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
+from pedina.move import Move
+from pedina.movegen import RawMove, generate, generate_captures, generate_quiet
+from pedina.squares import BOARD
+from pedina.timeman import Limits, TimeBudget, time_budget
+from pedina.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
 
 WIN = 10000
 #: Scores beyond this are proven wins or losses.
@@ -54,29 +58,8 @@ INF = WIN + 1
 MAX_DEPTH = 99
 #: The clock, node limit and stop flag are read when ``nodes & CHECK_MASK == 0``.
 CHECK_MASK = 255
-#: Time kept in hand for the adapter and the OS on every move, in seconds.
-OVERHEAD = 0.03
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
 _LEAF_ONE = 1 << 32
-
-
-@dataclass
-class Limits:
-    """What bounds a search. All times in seconds; ``None`` means no bound."""
-
-    depth: int | None = None
-    nodes: int | None = None
-    move_time: float | None = None
-    time: float | None = None        # our clock
-    inc: float = 0.0                 # credited before each move (Hub semantics)
-    moves_to_go: int | None = None
-    infinite: bool = False
-    ponder: bool = False             # search until ponder_hit(), then on the clock
-
-    @property
-    def on_clock(self) -> bool:
-        """Limited by time (per move or clock), so a lone legal move is played at once."""
-        return (self.move_time is not None or self.time is not None) and not (self.infinite or self.ponder)
 
 
 @dataclass
@@ -114,28 +97,6 @@ class _Abort(Exception):
     """Raised inside the tree when the search must end now."""
 
 
-def time_budget(limits: Limits) -> tuple[float, float] | None:
-    """(soft, hard) seconds for a move: no new iteration after ``soft`` (stretched
-    when the best move changes), never past ``hard``. ``None`` without a time limit.
-
-    ``hard`` stays below the clock minus :data:`OVERHEAD` so the engine never
-    loses on time; without moves to go, the clock is spread over 30 moves.
-    """
-    if limits.move_time is not None:
-        budget = max(0.001, limits.move_time - 0.005)
-        return budget, budget
-    if limits.time is None:
-        return None
-    usable = max(0.001, limits.time + limits.inc - OVERHEAD)
-    if limits.moves_to_go is not None and limits.moves_to_go <= 1:
-        return usable * 0.6, usable * 0.9
-    moves = min(max(limits.moves_to_go or 30, 2), 50)
-    base = max(0.0, limits.time - OVERHEAD) / moves + 0.9 * limits.inc
-    hard = min(usable * 0.4, base * 4)
-    soft = min(base, hard)
-    return max(0.001, soft), max(0.001, hard)
-
-
 class Searcher:
     """A search object kept across moves (hash table, history).
 
@@ -159,6 +120,7 @@ class Searcher:
         self._history: defaultdict[RawMove, int] = defaultdict(int)
         self._killers: list[RawMove | None] = [None] * (2 * MAX_PLY + 4)
         self._path: list[int] = []
+        self._draw_plies = 80
         self._stop_flag = False
         self._ponder_hit_flag = False
         self._ponder_hit_time = 0.0
@@ -168,7 +130,7 @@ class Searcher:
         self._seldepth = 0
         self._max_nodes: int | None = None
         self._hard_deadline: float | None = None
-        self._budget: tuple[float, float] | None = None
+        self._budget: TimeBudget | None = None
         self._clock_start: float | None = None
         self._start = 0.0
         self._iter_best: tuple[RawMove, int] | None = None
@@ -249,7 +211,7 @@ class Searcher:
         self._leaf_sum = 0
         self._seldepth = 0
         self._max_nodes = limits.nodes
-        self._budget = None if limits.infinite else time_budget(limits)
+        self._budget = time_budget(limits)
         self._clock_start = None
         self._hard_deadline = None
         if not limits.ponder:
@@ -258,7 +220,8 @@ class Searcher:
         white = position.white_to_move
         us, them = (position.white, position.black) if white else (position.black, position.white)
         kings = position.kings
-        quiet = board.quiet_count
+        quiet = board.reversible_plies
+        self._draw_plies = board.quiet_plies
         root_moves = generate(us, them, kings, white)
         if not root_moves:
             return Result(None, None, -WIN, 0, 0, time.perf_counter() - start)
@@ -360,7 +323,7 @@ class Searcher:
         ident = us | them << 36 | kings << 72 | (1 << 108 if white else 0)
         path = self._path
         if quiet >= 4:
-            if quiet >= 80:
+            if quiet >= self._draw_plies:
                 return 0
             j = len(path) - 4
             stop = len(path) - quiet
@@ -539,7 +502,7 @@ class Searcher:
     def _start_clock(self, now: float) -> None:
         self._clock_start = now
         if self._budget is not None:
-            self._hard_deadline = now + self._budget[1]
+            self._hard_deadline = now + self._budget.hard
 
     def _check(self) -> None:
         """Every few hundred nodes: stop flag, ponder hit, deadline, node limit, info requests."""
@@ -571,7 +534,7 @@ class Searcher:
             return False
         if abs(score) > MATE_BOUND and WIN - abs(score) <= depth:
             return True
-        soft = min(self._budget[0] * (1.0 + 0.7 * min(instability, 3.0)), self._budget[1])
+        soft = min(self._budget.soft * (1.0 + 0.7 * min(instability, 3.0)), self._budget.hard)
         # An iteration costs about twice the one before, so starting late wastes it.
         return time.perf_counter() - self._clock_start > 0.55 * soft
 
@@ -635,4 +598,4 @@ def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
     return (white, black) if white_to_move else (black, white)
 
 
-__all__ = ["INF", "Info", "Limits", "MATE_BOUND", "Result", "Searcher", "WIN", "WIN_THRESHOLD", "time_budget"]
+__all__ = ["INF", "Info", "Limits", "MATE_BOUND", "Result", "Searcher", "WIN", "WIN_THRESHOLD"]

@@ -17,7 +17,7 @@ entry), so :data:`ENTRY_BYTES` keeps the size honest.
 
 from __future__ import annotations
 
-from engine.movegen import RawMove
+from pedina.movegen import RawMove
 
 EXACT = 0
 LOWER = 1   # score is a lower bound (fail high)

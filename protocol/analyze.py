@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import click
 
-from engine.board import Board
-from engine.move import Move, format_pdn
-from engine.pdn import PdnError, read_game
-from engine.position import Position, PositionError
-from engine.search import WIN_THRESHOLD, Info, Limits, Searcher
+from pedina.board import Board
+from pedina.move import Move, format_pdn
+from pedina.pdn import PdnError, read_game
+from pedina.position import Position, PositionError
+from pedina.search import WIN_THRESHOLD, Info, Limits, Searcher
 
 
 @dataclass

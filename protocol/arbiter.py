@@ -15,10 +15,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from engine.board import Board
-from engine.move import Move, MoveError
-from engine.position import Position
-from protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubEngine,
+from pedina.board import Board
+from pedina.move import Move, MoveError
+from pedina.position import Position
+from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubEngine,
                                 SearchReport, seconds_text)
 
 #: The variant asked of engines that declare a ``variant`` parameter.
@@ -256,9 +256,7 @@ def play_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, se
             raise Aborted
         outcome = board.outcome()
         if outcome is not None:
-            termination = {"no moves": "normal", "repetition": "repetition",
-                           "move count": "40-move rule"}.get(outcome.termination, outcome.termination)
-            return GameRecord(game, board, outcome.result(), termination)
+            return GameRecord(game, board, outcome.result(), outcome.termination.value)
         if settings.maxplies is not None and len(board.moves) >= settings.maxplies:
             return GameRecord(game, board, "1/2-1/2", "adjudication: maximum length")
         side = 0 if board.position.white_to_move else 1

@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from engine.perft import perft
-from engine.position import START_FEN, Position
+from pedina.perft import perft
+from pedina.position import START_FEN, Position
 
 #: (name, FEN, Pedina's deep depth, shallow depth that pydraughts also runs).
 POSITIONS: tuple[tuple[str, str, int, int], ...] = (

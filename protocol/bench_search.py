@@ -12,8 +12,8 @@ import time
 
 import click
 
-from engine.board import Board
-from engine.search import Limits, Searcher
+from pedina.board import Board
+from pedina.search import Limits, Searcher
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from engine import Position, PositionError, __version__, legal_moves
-from engine.perft import perft as count_leaves
+from pedina import Position, PositionError, __version__, legal_moves
+from pedina.perft import perft as count_leaves
 
 
 class _DefaultToHub(click.Group):
@@ -95,30 +95,30 @@ def perft(position: str, depth: int, divide: bool) -> None:
               help="Hash table size in MB (the tt-size parameter).")
 def hub(log_path: str | None, hash_mb: int) -> None:
     """Run as a Hub protocol engine on stdin/stdout (give `pedina` to a Hub client)."""
-    from protocol.hub import serve_stdio
+    from pedina.protocol.hub import serve_stdio
 
     serve_stdio(hash_mb=hash_mb, log_path=log_path)
 
 
-from protocol.analyze import analyze  # noqa: E402
-from protocol.demo import demo  # noqa: E402
-from protocol.play import play  # noqa: E402
+from pedina.protocol.analyze import analyze  # noqa: E402
+from pedina.protocol.demo import demo  # noqa: E402
+from pedina.protocol.play import play  # noqa: E402
 
 main.add_command(play)
 main.add_command(analyze)
 main.add_command(demo)
 
 
-from protocol.match import match  # noqa: E402  (the match runner's command)
+from pedina.protocol.match import match  # noqa: E402  (the match runner's command)
 main.add_command(match)
 
-from protocol.bench_search import bench_search  # noqa: E402
+from pedina.protocol.bench_search import bench_search  # noqa: E402
 main.add_command(bench_search, name="bench")
 
-from protocol.bench_movegen import bench_movegen  # noqa: E402
+from pedina.protocol.bench_movegen import bench_movegen  # noqa: E402
 bench_search.add_command(bench_movegen, name="movegen")
 
-from protocol.dxp import dxp  # noqa: E402  (the DamExchange Follower)
+from pedina.protocol.dxp import dxp  # noqa: E402  (the DamExchange Follower)
 main.add_command(dxp)
 
 

@@ -6,11 +6,11 @@ import time
 
 import click
 
-from engine.board import Board
-from engine.move import format_pdn
-from engine.search import Limits, Searcher
-from protocol.analyze import move_label, pdn_line
-from protocol.play import draw_board
+from pedina.board import Board
+from pedina.move import format_pdn
+from pedina.search import Limits, Searcher
+from pedina.protocol.analyze import move_label, pdn_line
+from pedina.protocol.play import draw_board
 
 
 @click.command()

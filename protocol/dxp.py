@@ -33,10 +33,11 @@ from typing import Callable, TextIO, Union
 
 import click
 
-from engine.board import Board, Outcome
-from engine.move import Move
-from engine.position import Position, PositionError
-from engine.search import Info, Limits, Result, Searcher, time_budget
+from pedina.board import Board, Outcome
+from pedina.move import Move
+from pedina.position import Position, PositionError
+from pedina.search import Info, Limits, Result, Searcher
+from pedina.timeman import time_budget
 
 #: The port DXP programs listen on unless told otherwise.
 DEFAULT_PORT = 27531
@@ -393,7 +394,7 @@ def think_limits(clock: float | None, margin: float, moves_left: int | None, mov
     with ``moves_left`` to play in it, or ``move_time`` a move when the game has no clock."""
     if clock is None:
         return Limits(move_time=move_time)
-    return Limits(time=max(0.0, clock - margin), moves_to_go=moves_left if moves_left and moves_left > 0 else None)
+    return Limits(clock=max(0.0, clock - margin), moves_to_go=moves_left if moves_left and moves_left > 0 else None)
 
 
 def backreq_ply(start_white: bool, request: BackRequest) -> int:
@@ -697,11 +698,11 @@ class DxpFollower:
         game.turn_started = time.monotonic()
         outcome = game.board.outcome()
         if outcome is not None:
-            self._end_game(_end_reason(outcome, game.engine_white), outcome.termination)
+            self._end_game(_end_reason(outcome, game.engine_white), str(outcome.termination))
             return
         limits = think_limits(game.clock, self.time_margin, game.moves_left(), self.move_time)
         budget = time_budget(limits)
-        job = _Job(game.board.copy(), None if budget is None else game.turn_started + budget[1])
+        job = _Job(game.board.copy(), None if budget is None else game.turn_started + budget.hard)
         searcher = self._searcher_idle()
         self._job = job
 

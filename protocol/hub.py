@@ -1,4 +1,4 @@
-"""The Hub protocol (version 2, Scan's) over :class:`engine.search.Searcher`.
+"""The Hub protocol (version 2, Scan's) over :class:`pedina.search.Searcher`.
 
 One :class:`HubEngine` reads commands line by line and answers on its output
 stream. A ``go`` runs the search on its own thread while input keeps being read:
@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TextIO
 
-from engine import __version__
-from engine.board import Board
-from engine.move import Move, MoveError
-from engine.position import Position, PositionError
-from engine.search import Info, Limits, Result, Searcher
+from pedina import __version__
+from pedina.board import Board
+from pedina.move import Move, MoveError
+from pedina.position import Position, PositionError
+from pedina.search import Info, Limits, Result, Searcher
 
 #: Time per move for a ``go think`` with no ``level`` (seconds).
 DEFAULT_MOVE_TIME = 1.0
@@ -238,7 +238,7 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
             if key == "move-time":
                 new.move_time = seconds
             elif key == "time":
-                new.time = seconds
+                new.clock = seconds
             else:
                 new.inc = seconds
         else:
@@ -248,7 +248,7 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
 
 def _is_unbounded(limits: Limits) -> bool:
     return (limits.depth is None and limits.nodes is None and limits.move_time is None
-            and limits.time is None and not limits.infinite)
+            and limits.clock is None and not limits.infinite)
 
 
 def hard_budget(limits: Limits) -> float | None:
@@ -260,8 +260,8 @@ def hard_budget(limits: Limits) -> float | None:
     budgets = []
     if limits.move_time is not None:
         budgets.append(limits.move_time)
-    if limits.time is not None:
-        available = limits.time + limits.inc
+    if limits.clock is not None:
+        available = limits.clock + limits.inc
         budgets.append(max(0.005, min(available * 0.9, available - 0.05)))
     return min(budgets) if budgets else None
 

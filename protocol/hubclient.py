@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Mapping, Sequence
 
-from protocol.hub import HubInputError, format_line, parse_line
+from pedina.protocol.hub import HubInputError, format_line, parse_line
 
 #: How many of the engine's last lines (both directions) an error report keeps.
 TAIL_LINES = 12

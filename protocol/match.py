@@ -2,7 +2,7 @@
 
 A match is a list of scheduled games (round robin or gauntlet; each opening
 played twice per pair with the colours swapped) played by worker threads, each
-playing its games with :func:`protocol.arbiter.play_game` on its own engine
+playing its games with :func:`pedina.protocol.arbiter.play_game` on its own engine
 processes. The main thread writes every finished game to the PDN file at once
 (so a match can be interrupted and resumed), shows progress, runs the SPRT and
 prints the final table.
@@ -31,14 +31,14 @@ from typing import Callable, Iterator, Sequence, TextIO
 
 import click
 
-from engine.board import Board
-from engine.move import Move
-from engine.pdn import PdnError, read_game, read_games, write_game
-from engine.position import Position, PositionError
-from protocol.arbiter import (Aborted, DrawRule, EngineSpec, GameRecord, Opening, ResignRule, ScheduledGame,
+from pedina.board import Board
+from pedina.move import Move
+from pedina.pdn import PdnError, read_game, read_games, write_game
+from pedina.position import Position, PositionError
+from pedina.protocol.arbiter import (Aborted, DrawRule, EngineSpec, GameRecord, Opening, ResignRule, ScheduledGame,
                               Seats, Settings, TimeControl, play_game)
-from protocol.hubclient import EngineError
-from protocol.stats import EloEstimate, Sprt, elo_estimate
+from pedina.protocol.hubclient import EngineError
+from pedina.protocol.stats import EloEstimate, Sprt, elo_estimate
 
 
 class MatchError(click.ClickException):

@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import click
 
-from engine.board import Board
-from engine.move import Move, MoveError, format_pdn
-from engine.position import Position, PositionError
-from engine.search import Limits, Searcher
+from pedina.board import Board
+from pedina.move import Move, MoveError, format_pdn
+from pedina.position import Position, PositionError
+from pedina.search import Limits, Searcher
 
 #: Board letters: Hub letters, which PDN readers also know.
 _PIECES = {"w": "w", "W": "W", "b": "b", "B": "B", "e": "."}
@@ -179,7 +179,7 @@ class PlaySession:
         if outcome is None:
             return
         if outcome.winner is None:
-            why = {"repetition": "threefold repetition", "move count": "40-move rule"}[outcome.termination]
+            why = str(outcome.termination)
             self.say(f"Game over: draw by {why}. Result {outcome.result()}.")
         else:
             you = "You win" if outcome.winner == self.human_white else "Pedina wins"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Perft speed of Pedina against pydraughts (same as ``pedina bench movegen``)."""
 
-from protocol.bench_movegen import bench_movegen
+from pedina.protocol.bench_movegen import bench_movegen
 
 if __name__ == "__main__":
     bench_movegen()

@@ -18,13 +18,11 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from engine.board import Board  # noqa: E402
-from engine.evaluate import Evaluator  # noqa: E402
-from engine.movegen import generate_captures  # noqa: E402
-from engine.search import Limits, Searcher  # noqa: E402
-from engine.squares import BOARD  # noqa: E402
+from pedina.board import Board
+from pedina.evaluate import Evaluator
+from pedina.movegen import generate_captures
+from pedina.search import Limits, Searcher
+from pedina.squares import BOARD
 
 MAX_PLIES = 200
 

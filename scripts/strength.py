@@ -16,17 +16,14 @@ or as a draw after ``--max-plies``. Scores are A's, with a 95% interval.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from engine.board import Board  # noqa: E402
-from engine.evaluate import Evaluator, default_evaluator  # noqa: E402
-from engine.move import Move  # noqa: E402
-from engine.play import MatchResult, Player, openings, play_match  # noqa: E402
-from engine.search import Limits, Searcher  # noqa: E402
+from pedina.board import Board
+from pedina.evaluate import Evaluator, default_evaluator
+from pedina.move import Move
+from pedina.play import MatchResult, Player, openings, play_match
+from pedina.search import Limits, Searcher
 
 
 def make_player(spec: str, name: str) -> Player:

@@ -9,7 +9,7 @@ Steps:
 1. Unless ``--data`` exists already, ``scripts/selfplay.py`` plays ``--games``
    games (depth 4, hand-set weights, seeded random openings) and writes quiet
    positions labelled with the game result to ``--data``.
-2. Every position becomes the feature vector of :func:`engine.evaluate.features`
+2. Every position becomes the feature vector of :func:`pedina.evaluate.features`
    (White's point of view). Positions left to the endgame rules (6 pieces or
    fewer) are skipped. Duplicates are merged, their results averaged.
 3. The win probability model is ``sigmoid(eval / scale)``. ``scale`` is fitted
@@ -33,10 +33,8 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from engine.evaluate import DEFAULT_WEIGHTS, FEATURES, features  # noqa: E402
-from engine.position import Position  # noqa: E402
+from pedina.evaluate import DEFAULT_WEIGHTS, FEATURES, features
+from pedina.position import Position
 
 FIXED = ("man_mg",)
 #: Bounds that keep the fit inside the evaluation's design: a king is worth well

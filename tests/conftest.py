@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine import Board, Position
+from pedina import Board, Position
 
 #: CI runs the slow tests at a reduced size (see the developers' guide).
 CI = os.environ.get("PEDINA_CI") == "1"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine import Board, Position
+from pedina import Board, Position, Termination
 
 # Two kings, each with one square to shuffle to and back.
 KINGS = "W:WK1:BK32"
@@ -22,7 +22,7 @@ def test_repetition_count_and_draw() -> None:
         counts.append(board.repetition_count())
     assert counts == [1, 1, 1, 2, 2, 2, 2, 3]
     outcome = board.outcome()
-    assert outcome is not None and (outcome.termination, outcome.winner) == ("repetition", None)
+    assert outcome is not None and (outcome.termination, outcome.winner) == (Termination.REPETITION, None)
     assert board.result() == "1/2-1/2" and board.is_game_over()
 
 
@@ -51,14 +51,14 @@ def test_same_pieces_other_side_to_move_is_no_repetition() -> None:
 def test_forty_move_count() -> None:
     board = Board(KINGS, repetitions=1000)
     for ply in range(80):
-        assert board.quiet_count == ply and board.outcome() is None
+        assert board.reversible_plies == ply and board.outcome() is None
         board.push_text(SHUFFLE[ply % 4])
-    assert board.quiet_count == 80
+    assert board.reversible_plies == 80
     outcome = board.outcome()
-    assert outcome is not None and outcome.termination == "move count" and outcome.winner is None
+    assert outcome is not None and outcome.termination is Termination.MOVE_COUNT and outcome.winner is None
     assert board.result() == "1/2-1/2"
     board.pop()
-    assert board.quiet_count == 79 and board.outcome() is None
+    assert board.reversible_plies == 79 and board.outcome() is None
 
 
 def test_forty_move_threshold_is_a_setting() -> None:
@@ -66,23 +66,23 @@ def test_forty_move_threshold_is_a_setting() -> None:
     for text in SHUFFLE + SHUFFLE[:2]:
         board.push_text(text)
     outcome = board.outcome()
-    assert outcome is not None and outcome.termination == "move count"
+    assert outcome is not None and outcome.termination is Termination.MOVE_COUNT
 
 
 def test_man_moves_and_captures_reset_the_count() -> None:
     board = Board("W:WK4,22:BK32,10")
     board.push_text("4-8")
     board.push_text("32-28")
-    assert board.quiet_count == 2
+    assert board.reversible_plies == 2
     board.push_text("22-18")  # a man move
-    assert board.quiet_count == 0
+    assert board.reversible_plies == 0
     board.push_text("28-32")
     board.push_text("8-4")
-    assert board.quiet_count == 2
+    assert board.reversible_plies == 2
     board.push_text("10-14")  # Black's man steps next to White's...
-    assert board.quiet_count == 0
+    assert board.reversible_plies == 0
     board.push_text("18x11")  # ...and is captured
-    assert board.quiet_count == 0 and board.repetition_count() == 1
+    assert board.reversible_plies == 0 and board.repetition_count() == 1
 
 
 @pytest.mark.parametrize(("fen", "winner", "result"), [
@@ -95,7 +95,7 @@ def test_no_legal_move_loses(fen: str, winner: bool, result: str) -> None:
     outcome = board.outcome()
     assert outcome is not None
     assert (outcome.termination, outcome.winner, outcome.result(), board.result()) == (
-        "no moves", winner, result, result)
+        Termination.NO_MOVES, winner, result, result)
 
 
 def test_game_goes_on() -> None:
@@ -106,17 +106,17 @@ def test_game_goes_on() -> None:
 def test_push_pop_restores_everything(random_games: Callable[..., list[Board]]) -> None:
     for game in random_games(20, 41):
         board = Board()
-        seen = [(board.position, board.quiet_count, board.repetition_count())]
+        seen = [(board.position, board.reversible_plies, board.repetition_count())]
         for move in game.moves:
             board.push(move)
-            seen.append((board.position, board.quiet_count, board.repetition_count()))
+            seen.append((board.position, board.reversible_plies, board.repetition_count()))
         assert board.position == game.position and board.moves == game.moves
         copy = board.copy()
         while board.moves:
             played = board.moves[-1]
             assert board.pop() == played
             seen.pop()
-            assert (board.position, board.quiet_count, board.repetition_count()) == seen[-1]
+            assert (board.position, board.reversible_plies, board.repetition_count()) == seen[-1]
         assert board.position == Position.start() and len(board.positions) == 1
         # The copy is independent of the board it came from.
         assert copy.position == game.position and len(copy.moves) == len(game.moves)

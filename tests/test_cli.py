@@ -12,9 +12,9 @@ import pexpect
 import pytest
 from click.testing import CliRunner
 
-from engine import START_FEN, Board, Position, format_pdn
-from engine.pdn import write_game
-from protocol.cli import main
+from pedina import START_FEN, Board, Position, format_pdn
+from pedina.pdn import write_game
+from pedina.protocol.cli import main
 
 PEDINA = shutil.which("pedina")
 
@@ -100,9 +100,9 @@ def test_analyze_every_move_of_a_pdn_game(tmp_path: Path) -> None:
         replay(board.positions[ply], report["lines"][0]["pv"])
         score, white = report["lines"][0]["score"], report["lines"][0]["white"]
         assert white == (score if report["to_move"] == "white" else -score)
-    text = run("analyze", str(pdn), "--depth", "2")
-    assert text.returncode == 0
-    rows = text.stdout.splitlines()
+    table = run("analyze", str(pdn), "--depth", "2")
+    assert table.returncode == 0
+    rows = table.stdout.splitlines()
     assert [row.split()[0] for row in rows[1:6]] == ["1.", "1...", "2.", "2...", "3."]
     assert rows[-1] == "result *"
 

@@ -30,10 +30,10 @@ import draughts
 import pytest
 from draughts.engine import DXPEngine
 
-from engine import Board, Position
-from engine.move import Move
-from engine.search import Info, Limits, Result, Searcher
-from protocol.dxp import (BackAccept, BackRequest, Chat, DxpError, DxpFollower, GameAccept, GameEnd, GameRequest,
+from pedina import Board, Position
+from pedina.move import Move
+from pedina.search import Info, Limits, Result, Searcher
+from pedina.protocol.dxp import (BackAccept, BackRequest, Chat, DxpError, DxpFollower, GameAccept, GameEnd, GameRequest,
                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply, decode_frame,
                           find_move, format_message, move_message, parse_message, position_from_dxp,
                           position_to_dxp, think_limits)
@@ -230,9 +230,9 @@ def test_move_message_sorts_captures_and_rounds_time() -> None:
 
 def test_think_limits_and_takeback_plies() -> None:
     assert think_limits(None, 1.0, None, 0.5) == Limits(move_time=0.5)
-    assert think_limits(60.0, 1.0, None, 0.5) == Limits(time=59.0)
-    assert think_limits(60.0, 1.0, 12, 0.5) == Limits(time=59.0, moves_to_go=12)
-    assert think_limits(0.4, 1.0, 0, 0.5) == Limits(time=0.0)   # moves count used up: spread the clock
+    assert think_limits(60.0, 1.0, None, 0.5) == Limits(clock=59.0)
+    assert think_limits(60.0, 1.0, 12, 0.5) == Limits(clock=59.0, moves_to_go=12)
+    assert think_limits(0.4, 1.0, 0, 0.5) == Limits(clock=0.0)   # moves count used up: spread the clock
     assert backreq_ply(True, BackRequest(1, True)) == 0
     assert backreq_ply(True, BackRequest(3, False)) == 5
     assert backreq_ply(False, BackRequest(1, False)) == 0       # a game where Black moves first

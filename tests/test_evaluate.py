@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import Position
-from engine.evaluate import (
+from pedina import Position
+from pedina.evaluate import (
     DEFAULT_WEIGHTS,
     FEATURES,
     KNOWN_WIN,
@@ -19,7 +19,7 @@ from engine.evaluate import (
     default_evaluator,
     features,
 )
-from engine.squares import squares_of
+from pedina.squares import squares_of
 
 
 def sides(p: Position) -> tuple[int, int, int, bool]:

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 import pexpect
 import pytest
 
-from engine import START_HUB, Board, Position
-from engine.search import WIN, Info, Limits, Result, Searcher
-from engine.move import parse_move
-from protocol.hub import (HubEngine, HubInputError, apply_level, format_info, format_line, hard_budget,
+from pedina import START_HUB, Board, Position
+from pedina.search import WIN, Info, Limits, Result, Searcher
+from pedina.move import parse_move
+from pedina.protocol.hub import (HubEngine, HubInputError, apply_level, format_info, format_line, hard_budget,
                           parse_line)
 
 PEDINA = shutil.which("pedina")
@@ -60,10 +60,10 @@ def test_info_is_formatted_like_scan() -> None:
 
 def test_level_fields_combine_validate_and_clamp() -> None:
     limits = apply_level(Limits(), parse_line("level moves=20 time=59.5 inc=1")[1])
-    assert (limits.moves_to_go, limits.time, limits.inc) == (20, 59.5, 1.0)
+    assert (limits.moves_to_go, limits.clock, limits.inc) == (20, 59.5, 1.0)
     limits = apply_level(limits, parse_line("level depth=7")[1])
-    assert (limits.depth, limits.time) == (7, 59.5)
-    assert apply_level(Limits(), parse_line("level time=-0.25")[1]).time == 0.0
+    assert (limits.depth, limits.clock) == (7, 59.5)
+    assert apply_level(Limits(), parse_line("level time=-0.25")[1]).clock == 0.0
     assert apply_level(Limits(), parse_line("level infinite")[1]).infinite
     for bad in ("level", "level depth=0", "level depth=x", "level time=nan", "level nodes=-3",
                 "level speed=3", "level infinite=yes", "level depth"):
@@ -73,8 +73,8 @@ def test_level_fields_combine_validate_and_clamp() -> None:
 
 def test_hard_budget_keeps_the_clock_positive() -> None:
     assert hard_budget(Limits(move_time=0.5)) == 0.5
-    assert hard_budget(Limits(time=9.0, inc=1.0)) == pytest.approx(9.0)
-    assert 0 < (hard_budget(Limits(time=0.0, inc=0.0)) or 0) <= 0.01
+    assert hard_budget(Limits(clock=9.0, inc=1.0)) == pytest.approx(9.0)
+    assert 0 < (hard_budget(Limits(clock=0.0, inc=0.0)) or 0) <= 0.01
     assert hard_budget(Limits(depth=3)) is None
 
 
@@ -172,7 +172,9 @@ class Hub:
         """All complete lines up to and including the first one starting with the word ``command``."""
         self.child.expect(rf"(?m)^({re.escape(command)}(?: [^\r\n]*)?)\r?\n", timeout=timeout)
         before = [line.strip() for line in str(self.child.before).splitlines() if line.strip()]
-        return before + [str(self.child.match.group(1))]
+        match = self.child.match
+        assert isinstance(match, re.Match)
+        return before + [str(match.group(1))]
 
     def handshake(self) -> list[str]:
         self.send("hub")

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from engine import Board
-from protocol.hub import HubInputError, parse_line
+from pedina import Board
+from pedina.protocol.hub import HubInputError, parse_line
 
 PEDINA = shutil.which("pedina")
 ANSWERS = {"id", "param", "wait", "ready", "info", "done", "pong", "error"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubEngine,
+from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubEngine,
                                 parse_score, seconds_text, split_line)
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")

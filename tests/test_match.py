@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from engine import Board, Position, legal_moves, perft
-from engine.pdn import read_games, write_game
-from protocol.cli import main
-from protocol.match import MatchError, all_openings, read_openings, schedule
+from pedina import Board, Position, legal_moves, perft
+from pedina.pdn import read_games, write_game
+from pedina.protocol.cli import main
+from pedina.protocol.match import MatchError, all_openings, read_openings, schedule
 
 PYTHON = shlex.quote(sys.executable)
-PEDINA = f"{PYTHON} -m protocol.cli hub"
+PEDINA = f"{PYTHON} -m pedina.protocol.cli hub"
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 RANDOM = f"{PYTHON} {shlex.quote(FIXTURE)}"
 
@@ -29,15 +29,15 @@ def run(*args: str) -> Result:
 
 
 def games_of(path: Path) -> dict[tuple[str, str, str], tuple[str, list[str], str]]:
-    """Round, White, Black -> result, moves (Hub text), termination, as engine.pdn reads the file."""
+    """Round, White, Black -> result, moves (Hub text), termination, as pedina.pdn reads the file."""
     return {(g.headers["Round"], g.headers["White"], g.headers["Black"]):
             (g.result, [m.hub() for m in g.board.moves], g.headers["Termination"])
             for g in read_games(path.read_text())}
 
 
 def test_pedina_match_runs_and_its_pdn_reads_back_in_pydraughts(tmp_path: Path) -> None:
-    from draughts import WHITE, Board as PyBoard, Move as PyMove  # type: ignore[import-untyped]
-    from draughts.PDN import PDNReader  # type: ignore[import-untyped]
+    from draughts import WHITE, Board as PyBoard, Move as PyMove
+    from draughts.PDN import PDNReader
 
     pdn = tmp_path / "games.pdn"
     result = run("--engine", f"cmd={PEDINA}", "name=deep", "depth=3",
@@ -203,7 +203,7 @@ def test_resume_refuses_a_different_schedule(tmp_path: Path) -> None:
 @pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
 def test_interrupted_match_keeps_finished_games_and_resume_completes(tmp_path: Path, interrupt: int) -> None:
     pdn = tmp_path / "int.pdn"
-    command = [sys.executable, "-m", "protocol.cli", "match",
+    command = [sys.executable, "-m", "pedina.protocol.cli", "match",
                "--engine", f"cmd={RANDOM}", "name=A", "option.mode=slow", "option.delay=0.05",
                "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--maxplies", "20",
                "--games", "12", "--pdnout", str(pdn)]
@@ -333,7 +333,7 @@ def test_each_gives_common_settings_and_engines_override_them(tmp_path: Path) ->
 def test_progress_line_is_rewritten_on_a_terminal() -> None:
     import io
 
-    from protocol.match import Console
+    from pedina.protocol.match import Console
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -354,8 +354,8 @@ def test_progress_line_is_rewritten_on_a_terminal() -> None:
 
 
 def test_time_control_levels_and_allowances() -> None:
-    from protocol.arbiter import TimeControl
-    from protocol.match import parse_tc
+    from pedina.protocol.arbiter import TimeControl
+    from pedina.protocol.match import parse_tc
 
     assert parse_tc("10+0.1") == (10.0, 0.1)
     assert parse_tc("1:30") == (90.0, 0.0)
@@ -385,8 +385,8 @@ def test_fixed_node_games(tmp_path: Path) -> None:
 def test_final_table_shows_the_hand_computed_statistics() -> None:
     import math
 
-    from protocol.arbiter import EngineSpec, GameRecord, Opening, ScheduledGame
-    from protocol.match import Tally, final_table
+    from pedina.protocol.arbiter import EngineSpec, GameRecord, Opening, ScheduledGame
+    from pedina.protocol.match import Tally, final_table
 
     specs = [EngineSpec("A", "a"), EngineSpec("B", "b")]
     tally = Tally()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine import (
+from pedina import (
     AmbiguousMoveError,
     IllegalMoveError,
     Move,
@@ -16,7 +16,7 @@ from engine import (
     legal_moves,
     parse_move,
 )
-from engine.squares import BIT_SQUARE
+from pedina.squares import BIT_SQUARE
 
 # A white man with two different double captures from 26 to 10 (over 21, 13 or
 # over 22, 14): PDN must write the landing squares.

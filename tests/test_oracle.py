@@ -15,8 +15,8 @@ import draughts
 import pytest
 
 from conftest import CI
-from engine import Move, Position, legal_moves
-from engine.squares import SQUARE_BIT
+from pedina import Move, Position, legal_moves
+from pedina.squares import SQUARE_BIT
 
 Identity = tuple[int, int, frozenset[int]]
 

@@ -10,8 +10,8 @@ import pytest
 from draughts.PDN import PDNReader, PDNWriter
 
 from conftest import random_game
-from engine import Board, Position
-from engine.pdn import PdnError, PdnGame, read_game, read_games, write_game
+from pedina import Board, Position
+from pedina.pdn import PdnError, PdnGame, read_game, read_games, write_game
 
 SECOND_FEN = "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 from click.testing import CliRunner
 
-import protocol.bench_movegen as bench
-from engine import Position, legal_moves, perft
-from protocol.bench_movegen import format_table, run_bench
-from protocol.cli import main
+import pedina.protocol.bench_movegen as bench
+from pedina import Position, legal_moves, perft
+from pedina.protocol.bench_movegen import format_table, run_bench
+from pedina.protocol.cli import main
 
 START = [7, 49, 302, 1469, 7361, 36473, 177532, 828783, 3860875, 17761384, 81647058]
 FIRST_FEN = "W:W30,26,27,22,23,24,17,18,20:B14,15,16,9,11,5,6,1,3"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from engine import START_FEN, START_HUB, Board, Position, PositionError
-from engine.position import zobrist
+from pedina import START_FEN, START_HUB, Board, Position, PositionError
+from pedina.position import zobrist
 
 
 def test_start_position_texts() -> None:

@@ -23,10 +23,10 @@ import pytest
 from draughts.engine import HubEngine, Limit
 from draughts.tournament import RoundRobin
 
-from engine import START_HUB, Board, Position
-from engine.move import Move
-from engine.pdn import read_games
-from protocol.hub import parse_line
+from pedina import START_HUB, Board, Position
+from pedina.move import Move
+from pedina.pdn import read_games
+from pedina.protocol.hub import parse_line
 
 PEDINA = shutil.which("pedina")
 RANDOM_ENGINE = Path(__file__).parent / "fixtures" / "random_engine.py"

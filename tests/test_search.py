@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from engine import Board, Position
-from engine.search import WIN, WIN_THRESHOLD, Info, Limits, Result, Searcher, time_budget
-from engine.squares import squares_of
+from pedina import Board, Position
+from pedina.search import WIN, WIN_THRESHOLD, Info, Limits, Result, Searcher
+from pedina.squares import squares_of
 
 
 def mirrored_fen(fen: str) -> str:
@@ -149,7 +149,7 @@ def test_forty_move_count_draws(searcher: Searcher) -> None:
 
     def extend() -> bool:
         """Depth-first: reversible king moves to fresh positions until 78 quiet plies."""
-        if board.quiet_count == 78:
+        if board.reversible_plies == 78:
             return board.position.white_to_move
         moves = [m for m in board.legal_moves() if not m.captured]
         rng.shuffle(moves)
@@ -198,20 +198,8 @@ def test_move_time_is_respected(searcher: Searcher) -> None:
 
 def test_clock_is_respected(searcher: Searcher) -> None:
     started = time.perf_counter()
-    result = search(searcher, "W:W21-32:B1-12", time=0.5, inc=0.0)
+    result = search(searcher, "W:W21-32:B1-12", clock=0.5, inc=0.0)
     assert time.perf_counter() - started < 0.25 and result.best is not None
-
-
-def test_time_budget() -> None:
-    assert time_budget(Limits()) is None
-    assert time_budget(Limits(move_time=1.0)) == pytest.approx((0.995, 0.995))
-    soft, hard = time_budget(Limits(time=60.0))  # type: ignore[misc]
-    assert 1.0 < soft <= hard < 10.0
-    soft, hard = time_budget(Limits(time=10.0, moves_to_go=1))  # type: ignore[misc]
-    assert hard < 10.0 - 0.02
-    for clock in (0.01, 0.05, 0.2):
-        soft, hard = time_budget(Limits(time=clock))  # type: ignore[misc]
-        assert hard < clock
 
 
 def test_single_legal_move_is_played_at_once(searcher: Searcher) -> None:

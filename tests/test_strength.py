@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import CI
-from engine.evaluate import Evaluator
-from engine.play import Player, openings, play_game, play_match
-from engine.search import Limits, Searcher
+from pedina.evaluate import Evaluator
+from pedina.play import Player, openings, play_game, play_match
+from pedina.search import Limits, Searcher
 
 
 def test_openings_are_the_3_ply_tree() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine import Board, Position, legal_moves, parse_move
+from pedina import Board, Position, Termination, legal_moves, parse_move
 
 VECTORS: list[dict[str, Any]] = json.loads((Path(__file__).parent / "italian-rules.json").read_text())
 
@@ -33,4 +33,4 @@ def test_no_legal_move_loses() -> None:
     (vector,) = [v for v in VECTORS if v["name"] == "blocked_no_moves_loses"]
     outcome = Board(vector["fen"]).outcome()
     assert outcome is not None
-    assert (outcome.termination, outcome.winner, outcome.result()) == ("no moves", False, "0-1")
+    assert (outcome.termination, outcome.winner, outcome.result()) == (Termination.NO_MOVES, False, "0-1")

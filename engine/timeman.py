@@ -1,0 +1,118 @@
+"""The time manager: what bounds a search, and how long a move may take.
+
+:class:`Limits` is what a client asks for (depth, nodes, a time a move, a clock
+with increment and moves to go, or no bound); :func:`time_budget` turns it into
+the three times that every adapter and the searcher share:
+
+- ``soft``: no new iteration is started past it (the searcher stretches it
+  when its best move keeps changing);
+- ``hard``: the searcher stops itself here, in the middle of an iteration;
+- ``watchdog``: the session answers here from the last reported line, even if
+  the searcher has not returned (a bug, a stuck thread): never later than the
+  move time, and always inside the clock.
+
+Every time is in seconds from the moment the move's clock starts (the search's
+start, or the ponder hit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Time per move when nothing bounds a ``think`` (seconds).
+DEFAULT_MOVE_TIME = 1.0
+#: Time kept in hand on every move for the adapter, the OS and the pipe (seconds).
+OVERHEAD = 0.03
+#: How long after ``hard`` the searcher has to return before the session answers without it.
+GRACE = 0.03
+#: Moves the clock is spread over when the client gives no moves to go.
+DEFAULT_MOVES_TO_GO = 30
+
+
+@dataclass
+class Limits:
+    """What bounds a search. All times in seconds; ``None`` means no bound.
+
+    ``clock`` is the time left on our clock and ``inc`` the increment credited
+    before each move (Hub semantics); ``moves_to_go`` the moves that clock is
+    for. ``infinite`` searches until stopped; ``ponder`` searches until
+    stopped or until the ponder hit, after which the clock applies.
+    """
+
+    depth: int | None = None
+    nodes: int | None = None
+    move_time: float | None = None
+    clock: float | None = None
+    inc: float = 0.0
+    moves_to_go: int | None = None
+    infinite: bool = False
+    ponder: bool = False
+
+    @property
+    def on_clock(self) -> bool:
+        """Limited by time (per move or clock) and not pondering, so a lone legal move is played at once."""
+        return (self.move_time is not None or self.clock is not None) and not (self.infinite or self.ponder)
+
+    @property
+    def unbounded(self) -> bool:
+        """Nothing would ever end this search but a stop."""
+        return (self.depth is None and self.nodes is None and self.move_time is None
+                and self.clock is None)
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """The soft, hard and watchdog limits of one move (see the module's docstring)."""
+
+    soft: float
+    hard: float
+    watchdog: float
+
+
+def bounded(limits: Limits, analyze: bool) -> Limits:
+    """``limits`` with a bound when they have none: analysis goes on until stopped,
+    a move gets :data:`DEFAULT_MOVE_TIME`."""
+    if not limits.unbounded or limits.infinite:
+        return limits
+    if analyze:
+        return Limits(inc=limits.inc, moves_to_go=limits.moves_to_go, infinite=True, ponder=limits.ponder)
+    return Limits(move_time=DEFAULT_MOVE_TIME, inc=limits.inc, moves_to_go=limits.moves_to_go,
+                  ponder=limits.ponder)
+
+
+def time_budget(limits: Limits) -> TimeBudget | None:
+    """The times of one move under ``limits``, or ``None`` when no time bounds it.
+
+    A move time is a hard limit. On a clock, ``hard`` stays below the clock
+    (plus the increment) less :data:`OVERHEAD`, so the engine never loses on
+    time; without moves to go the clock is spread over :data:`DEFAULT_MOVES_TO_GO`
+    moves, with the last move of a period given most of what is left.
+    """
+    if limits.infinite:
+        return None
+    if limits.move_time is not None:
+        hard = max(0.001, limits.move_time - 0.005)
+        budget = TimeBudget(hard, hard, max(hard, limits.move_time - 0.002) + GRACE)
+        if limits.clock is None:
+            return budget
+        on_clock = _clock_budget(limits.clock, limits.inc, limits.moves_to_go)
+        return budget if budget.hard <= on_clock.hard else on_clock
+    if limits.clock is None:
+        return None
+    return _clock_budget(limits.clock, limits.inc, limits.moves_to_go)
+
+
+def _clock_budget(clock: float, inc: float, moves_to_go: int | None) -> TimeBudget:
+    usable = max(0.001, clock + inc - OVERHEAD)
+    if moves_to_go is not None and moves_to_go <= 1:
+        soft, hard = usable * 0.6, usable * 0.9
+    else:
+        moves = min(max(moves_to_go or DEFAULT_MOVES_TO_GO, 2), 50)
+        base = max(0.0, clock - OVERHEAD) / moves + 0.9 * inc
+        hard = min(usable * 0.4, base * 4)
+        soft = min(base, hard)
+    soft, hard = max(0.001, soft), max(0.001, hard)
+    return TimeBudget(soft, hard, max(hard, min(hard + GRACE, usable)))
+
+
+__all__ = ["DEFAULT_MOVE_TIME", "GRACE", "Limits", "OVERHEAD", "TimeBudget", "bounded", "time_budget"]

@@ -1,0 +1,59 @@
+"""The time manager: soft, hard and watchdog limits for every kind of time control."""
+
+from __future__ import annotations
+
+import pytest
+
+from pedina.timeman import DEFAULT_MOVE_TIME, GRACE, OVERHEAD, Limits, bounded, time_budget
+
+
+def test_no_time_limit_no_budget() -> None:
+    assert time_budget(Limits()) is None
+    assert time_budget(Limits(depth=3, nodes=1000)) is None
+    assert time_budget(Limits(move_time=1.0, infinite=True)) is None
+
+
+def test_move_time_is_a_hard_limit_with_the_watchdog_just_past_it() -> None:
+    budget = time_budget(Limits(move_time=1.0))
+    assert budget is not None
+    assert budget.soft == budget.hard == pytest.approx(0.995)
+    assert budget.hard < 1.0 < budget.watchdog <= 1.0 + GRACE
+
+
+@pytest.mark.parametrize("clock, inc, moves", [(60.0, 0.0, None), (10.0, 0.0, 1), (5.0, 0.1, 20),
+                                               (0.2, 0.0, None), (0.05, 0.0, None), (0.01, 0.0, 1),
+                                               (0.0, 0.1, None), (300.0, 2.0, 40)])
+def test_clock_budgets_stay_inside_the_clock(clock: float, inc: float, moves: int | None) -> None:
+    budget = time_budget(Limits(clock=clock, inc=inc, moves_to_go=moves))
+    assert budget is not None
+    assert 0 < budget.soft <= budget.hard <= budget.watchdog
+    # The session's own answer comes before the clock falls, overhead kept in hand.
+    assert budget.watchdog <= max(0.001, clock + inc - OVERHEAD)
+
+
+def test_a_long_clock_is_spread_over_the_moves() -> None:
+    budget = time_budget(Limits(clock=60.0))
+    assert budget is not None and 1.0 < budget.soft <= budget.hard < 10.0
+    last = time_budget(Limits(clock=10.0, moves_to_go=1))
+    assert last is not None and 5.0 < last.hard < 10.0 - OVERHEAD
+
+
+def test_move_time_and_clock_together_take_the_tighter() -> None:
+    budget = time_budget(Limits(move_time=5.0, clock=1.0))
+    assert budget is not None and budget.watchdog < 1.0
+    loose = time_budget(Limits(move_time=0.5, clock=100.0))
+    assert loose is not None and loose.hard == pytest.approx(0.495)
+
+
+def test_bounded_gives_think_a_move_time_and_analysis_no_end() -> None:
+    assert bounded(Limits(), analyze=False).move_time == DEFAULT_MOVE_TIME
+    assert bounded(Limits(), analyze=True).infinite
+    assert bounded(Limits(ponder=True), analyze=False).ponder
+    depth = Limits(depth=4)
+    assert bounded(depth, analyze=False) is depth and bounded(depth, analyze=True) is depth
+
+
+def test_on_clock() -> None:
+    assert Limits(move_time=1.0).on_clock and Limits(clock=3.0).on_clock
+    assert not Limits(depth=3).on_clock
+    assert not Limits(move_time=1.0, ponder=True).on_clock
