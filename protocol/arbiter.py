@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from pedina.board import Board
 from pedina.move import Move, MoveError
 from pedina.position import Position
-from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubEngine,
+from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubClient,
                                 SearchReport, seconds_text)
 
 #: The variant asked of engines that declare a ``variant`` parameter.
@@ -184,17 +184,17 @@ class Seats:
     def __init__(self, specs: Sequence[EngineSpec], settings: Settings) -> None:
         self.specs = specs
         self.settings = settings
-        self._engines: dict[int, HubEngine] = {}
+        self._engines: dict[int, HubClient] = {}
         self._lock = threading.Lock()
 
-    def get(self, index: int) -> HubEngine:
+    def get(self, index: int) -> HubClient:
         """A ready engine for ``specs[index]`` (raises :class:`EngineError` if it cannot start)."""
         with self._lock:
             engine = self._engines.get(index)
         if engine is not None:
             return engine
         spec = self.specs[index]
-        engine = HubEngine(spec.command, cwd=spec.cwd, label=spec.name)
+        engine = HubClient(spec.command, cwd=spec.cwd, label=spec.name)
         try:
             engine.handshake(spec.options, timeout=self.settings.timeout, variant=VARIANT)
         except EngineError:

@@ -13,6 +13,7 @@ import time
 import click
 
 from pedina.board import Board
+from pedina.protocol.bench_movegen import bench_movegen
 from pedina.search import Limits, Searcher
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
@@ -83,3 +84,6 @@ def bench_search(ctx: click.Context, depth: int, hash_mb: int) -> None:
     click.echo(f"total nodes {nodes:,}  time {elapsed:.3f} s  {nodes / max(elapsed, 1e-9):,.0f} nodes/s  "
                f"(cpu {cpu:.3f} s, {nodes / max(cpu, 1e-9):,.0f} nodes/s)")
     click.echo(f"signature {nodes}")
+
+
+bench_search.add_command(bench_movegen, name="movegen")

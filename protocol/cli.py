@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import sys
 import time
 from collections.abc import Iterator
@@ -14,8 +15,32 @@ from pedina import Position, PositionError, __version__, legal_moves
 from pedina.perft import perft as count_leaves
 
 
-class _DefaultToHub(click.Group):
-    """``pedina`` with no subcommand runs the Hub engine when stdin is not a terminal."""
+#: Subcommands defined in other modules, imported only when named (so ``pedina hub`` starts fast).
+_LAZY_COMMANDS = {
+    "analyze": "pedina.protocol.analyze:analyze",
+    "bench": "pedina.protocol.bench_search:bench_search",
+    "demo": "pedina.protocol.demo:demo",
+    "dxp": "pedina.protocol.dxp:dxp",
+    "match": "pedina.protocol.match:match",
+    "play": "pedina.protocol.play:play",
+}
+
+
+class _PedinaGroup(click.Group):
+    """``pedina`` with no subcommand runs the Hub engine when stdin is not a terminal;
+    subcommands of other modules are imported on first use; user mistakes are one line."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _LAZY_COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and not sys.stdin.isatty():
@@ -42,7 +67,7 @@ def _one_line_errors() -> Iterator[None]:
         sys.exit(error.exit_code)
 
 
-@click.group(cls=_DefaultToHub)
+@click.group(cls=_PedinaGroup)
 @click.version_option(__version__, prog_name="pedina")
 def main() -> None:
     """Pedina, an Italian draughts engine.
@@ -98,28 +123,6 @@ def hub(log_path: str | None, hash_mb: int) -> None:
     from pedina.protocol.hub import serve_stdio
 
     serve_stdio(hash_mb=hash_mb, log_path=log_path)
-
-
-from pedina.protocol.analyze import analyze  # noqa: E402
-from pedina.protocol.demo import demo  # noqa: E402
-from pedina.protocol.play import play  # noqa: E402
-
-main.add_command(play)
-main.add_command(analyze)
-main.add_command(demo)
-
-
-from pedina.protocol.match import match  # noqa: E402  (the match runner's command)
-main.add_command(match)
-
-from pedina.protocol.bench_search import bench_search  # noqa: E402
-main.add_command(bench_search, name="bench")
-
-from pedina.protocol.bench_movegen import bench_movegen  # noqa: E402
-bench_search.add_command(bench_movegen, name="movegen")
-
-from pedina.protocol.dxp import dxp  # noqa: E402  (the DamExchange Follower)
-main.add_command(dxp)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The Hub protocol (version 2, Scan's) over :class:`pedina.search.Searcher`.
 
-One :class:`HubEngine` reads commands line by line and answers on its output
+One :class:`HubServer` reads commands line by line and answers on its output
 stream. A ``go`` runs the search on its own thread while input keeps being read:
 ``ping`` is answered at once, ``ponder-hit`` and ``stop`` are passed on, and any
 other command stops the search (its ``done`` goes out first) and is then
@@ -33,6 +33,7 @@ from pedina.board import Board
 from pedina.move import Move, MoveError
 from pedina.position import Position, PositionError
 from pedina.search import Info, Limits, Result, Searcher
+from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 #: Time per move for a ``go think`` with no ``level`` (seconds).
 DEFAULT_MOVE_TIME = 1.0
@@ -41,77 +42,6 @@ DEFAULT_MOVE_TIME = 1.0
 STOP_GRACE = 0.03
 #: Supervisor poll period (seconds): bounds the delay of a re-sent stop or ponder-hit.
 _POLL = 0.005
-
-
-class HubInputError(ValueError):
-    """A command line cannot be read or carries a bad argument."""
-
-
-# -- syntax ---------------------------------------------------------------------------
-
-
-def _is_id(char: str) -> bool:
-    return char.isprintable() and not char.isspace() and char not in '="'
-
-
-def parse_line(line: str) -> tuple[str, list[tuple[str, str | None]]]:
-    """Split a Hub line into its command word and its ``(name, value)`` arguments.
-
-    A bare name (a flag) has the value ``None``; a value may be double-quoted (no
-    escapes); blanks around ``=`` mean nothing. Raises :class:`HubInputError`.
-    """
-    pos = 0
-    end = len(line)
-
-    def skip_blanks() -> None:
-        nonlocal pos
-        while pos < end and line[pos].isspace():
-            pos += 1
-
-    def name() -> str:
-        nonlocal pos
-        skip_blanks()
-        start = pos
-        while pos < end and _is_id(line[pos]):
-            pos += 1
-        if pos == start:
-            found = repr(line[pos]) if pos < end else "end of line"
-            raise HubInputError(f"expected a name at column {pos + 1}, found {found}")
-        return line[start:pos]
-
-    command = name()
-    args: list[tuple[str, str | None]] = []
-    while True:
-        skip_blanks()
-        if pos == end:
-            return command, args
-        key = name()
-        skip_blanks()
-        value: str | None = None
-        if pos < end and line[pos] == "=":
-            pos += 1
-            skip_blanks()
-            if pos < end and line[pos] == '"':
-                close = line.find('"', pos + 1)
-                if close < 0:
-                    raise HubInputError(f"missing closing quote for {key}=")
-                value = line[pos + 1:close]
-                pos = close + 1
-            else:
-                value = name()
-        args.append((key, value))
-
-
-def format_value(value: str) -> str:
-    """A value as written on a Hub line: quoted when empty or holding a blank, ``=`` or quote."""
-    if value and all(_is_id(char) for char in value):
-        return value
-    return '"' + value.replace('"', "'") + '"'
-
-
-def format_line(command: str, pairs: Iterable[tuple[str, object]] = ()) -> str:
-    """``command name=value ...`` with each value formatted by :func:`format_value`."""
-    return " ".join([command, *(f"{key}={format_value(str(value))}" for key, value in pairs)])
 
 
 def _clean_message(text: str, limit: int = 200) -> str:
@@ -288,7 +218,7 @@ class _Job:
         self.thread: threading.Thread | None = None
 
 
-class HubEngine:
+class HubServer:
     """A Hub engine session over ``output`` (and optionally a ``log`` of both directions).
 
     Call :meth:`run` with the input lines; it returns on ``quit`` or end of input.
@@ -582,7 +512,7 @@ def serve_stdio(hash_mb: int = 64, log_path: str | None = None) -> None:
     stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="replace")
     try:
-        HubEngine(stdout, hash_mb=hash_mb, log=log).run(stdin)
+        HubServer(stdout, hash_mb=hash_mb, log=log).run(stdin)
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,7 +1,7 @@
 """A Hub protocol client: drive any Hub engine process as a GUI would.
 
-:class:`HubEngine` starts an engine, does the handshake (``hub`` ... ``wait``,
-``set-param``, ``init`` ... ``ready``) and runs searches with :meth:`HubEngine.go`.
+:class:`HubClient` starts an engine, does the handshake (``hub`` ... ``wait``,
+``set-param``, ``init`` ... ``ready``) and runs searches with :meth:`HubClient.go`.
 Every wait is bounded: an engine that exits, stops answering or talks nonsense
 raises an :class:`EngineError` carrying the engine's last output lines, so a
 caller (the match runner) can score the game and start a fresh process.
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Mapping, Sequence
 
-from pedina.protocol.hub import HubInputError, format_line, parse_line
+from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 #: How many of the engine's last lines (both directions) an error report keeps.
 TAIL_LINES = 12
@@ -93,7 +93,7 @@ def parse_score(text: str) -> int | None:
         return None
 
 
-class HubEngine:
+class HubClient:
     """One running Hub engine process.
 
     ``command`` is an argument list or a shell-like string (split with
@@ -314,7 +314,7 @@ class HubEngine:
                 except (OSError, ValueError):
                     pass
 
-    def __enter__(self) -> HubEngine:
+    def __enter__(self) -> HubClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -19,8 +19,8 @@ import pytest
 from pedina import START_HUB, Board, Position
 from pedina.search import WIN, Info, Limits, Result, Searcher
 from pedina.move import parse_move
-from pedina.protocol.hub import (HubEngine, HubInputError, apply_level, format_info, format_line, hard_budget,
-                          parse_line)
+from pedina.protocol.hub import HubServer, apply_level, format_info, hard_budget
+from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 PEDINA = shutil.which("pedina")
 # White to move with a single legal move, the capture 22x13x18.
@@ -80,7 +80,7 @@ def test_hard_budget_keeps_the_clock_positive() -> None:
 
 def test_in_process_session_keeps_state_on_errors() -> None:
     output = io.StringIO()
-    engine = HubEngine(output)
+    engine = HubServer(output)
     engine.run([f"pos pos={START_HUB}", "level depth=1", f'pos pos={START_HUB} moves="23-19 23-19"',
                 "level depth=1", "go think", "quit", "ping"])
     lines = output.getvalue().splitlines()
@@ -109,7 +109,7 @@ def session(lines: list[str]) -> list[str]:
     """Run ``lines`` through an in-process engine with a :class:`RecordingSearcher`; its output lines."""
     RecordingSearcher.calls = []
     output = io.StringIO()
-    HubEngine(output, searcher_factory=RecordingSearcher).run(lines)
+    HubServer(output, searcher_factory=RecordingSearcher).run(lines)
     return output.getvalue().splitlines()
 
 

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from pedina import Board
-from pedina.protocol.hub import HubInputError, parse_line
+from pedina.protocol.hubline import HubInputError, parse_line
 
 PEDINA = shutil.which("pedina")
 ANSWERS = {"id", "param", "wait", "ready", "info", "done", "pong", "error"}

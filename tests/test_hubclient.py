@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubEngine,
+from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubClient,
                                 parse_score, seconds_text, split_line)
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 START = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
 
 
-def random_engine() -> HubEngine:
-    return HubEngine([sys.executable, FIXTURE], label="R")
+def random_engine() -> HubClient:
+    return HubClient([sys.executable, FIXTURE], label="R")
 
 
 def test_split_line_reads_quotes_flags_and_blanks() -> None:
@@ -78,4 +78,4 @@ def test_silent_engine_times_out() -> None:
 
 def test_missing_command_is_a_clear_error() -> None:
     with pytest.raises(EngineCrashed, match="cannot start 'no-such-engine-xyz --hub': No such file"):
-        HubEngine("no-such-engine-xyz --hub")
+        HubClient("no-such-engine-xyz --hub")

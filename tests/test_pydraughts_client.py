@@ -26,7 +26,7 @@ from draughts.tournament import RoundRobin
 from pedina import START_HUB, Board, Position
 from pedina.move import Move
 from pedina.pdn import read_games
-from pedina.protocol.hub import parse_line
+from pedina.protocol.hubline import parse_line
 
 PEDINA = shutil.which("pedina")
 RANDOM_ENGINE = Path(__file__).parent / "fixtures" / "random_engine.py"
