@@ -124,6 +124,7 @@ class Searcher:
         self._stop_flag = False
         self._ponder_hit_flag = False
         self._ponder_hit_time = 0.0
+        self._requested = threading.Event()  # a stop or a ponder hit came: wakes an idle wait
         self._info_flag = False
         self.nodes = 0
         self._leaf_sum = 0
@@ -157,11 +158,13 @@ class Searcher:
     def stop(self) -> None:
         """Ask a running search to return as soon as possible (thread-safe)."""
         self._stop_flag = True
+        self._requested.set()
 
     def ponder_hit(self) -> None:
         """The predicted move was played: switch a ponder search to the clock."""
         self._ponder_hit_time = time.perf_counter()
         self._ponder_hit_flag = True
+        self._requested.set()
 
     def request_info(self) -> None:
         """Ask for an :class:`Info` on the search so far, sent through ``on_info`` within ~1 ms."""
@@ -201,6 +204,7 @@ class Searcher:
         self._stop_flag = False
         self._ponder_hit_flag = False
         self._info_flag = False
+        self._requested.clear()
 
     def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         self._start = start = time.perf_counter()
@@ -541,7 +545,8 @@ class Searcher:
     def _wait_if_pondering(self, limits: Limits) -> None:
         """Infinite and unhit ponder searches only end on stop (or the ponder hit)."""
         while not self._stop_flag and (limits.infinite or (limits.ponder and not self._ponder_hit_flag)):
-            time.sleep(0.001)
+            self._requested.wait()
+            self._requested.clear()  # the flags, set before the event, are read again
 
     def _mean_depth(self) -> float:
         leaves = self._leaf_sum >> 32

@@ -1,0 +1,301 @@
+"""The search session: the one way every adapter runs searches, and why they always answer.
+
+A :class:`Session` owns a :class:`~pedina.search.Searcher` and runs one search
+at a time on it. :meth:`Session.go` returns at once; the search reports lines
+through ``on_info`` and ends with exactly one call of ``on_answer``. The Hub
+engine, the DXP Follower, ``pedina play``, ``pedina analyze`` and the in-process
+match tooling all drive this object, so the guarantees below hold everywhere:
+
+- every ``go`` gets exactly one :class:`Answer`: a legal move with a ponder move
+  that is legal after it (or none), or no move when the position has none;
+- no ``on_info`` call comes after the answer;
+- the answer comes no later than the time manager's watchdog limit (its hard
+  limit plus :data:`~pedina.timeman.GRACE`), or :data:`~pedina.timeman.GRACE`
+  after :meth:`Session.stop`, even from a searcher that ignores its stop: the
+  session then answers from the last line the searcher reported, else with
+  any legal move;
+- a searcher still running after a bounded join (:data:`JOIN_TIMEOUT`) is
+  abandoned and a fresh one with the same settings takes its place, so the next
+  command is served at once;
+- every wait is on an event or a condition with a timeout, never a polling loop.
+
+Callbacks run on the session's threads (the search thread or the watchdog),
+one at a time per search; they must not block for long.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from pedina.board import Board
+from pedina.move import Move
+from pedina.search import Info, Result, Searcher
+from pedina.timeman import GRACE, Limits, time_budget
+
+#: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
+JOIN_TIMEOUT = 0.05
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The end of one search.
+
+    ``move`` is ``None`` only when the position has no legal move. ``result``
+    is the searcher's own result (score, depth, nodes, line); it is ``None``
+    when the session answered without it: the position had no move, or the
+    searcher failed or was too late.
+    """
+
+    move: Move | None
+    ponder: Move | None
+    result: Result | None
+
+
+InfoCallback = Callable[[Info], None]
+AnswerCallback = Callable[[Answer], None]
+
+
+class _SearchJob:
+    """One ``go``: what it searches, how it is bounded, and what it has said so far."""
+
+    def __init__(self, board: Board, limits: Limits, on_info: InfoCallback | None,
+                 on_answer: AnswerCallback | None) -> None:
+        self.board = board
+        self.legal = board.legal_moves()
+        self.limits = limits
+        self.on_info = on_info
+        self.on_answer = on_answer
+        self.budget = time_budget(limits)
+        # One lock orders infos and the answer; the condition wakes the watchdog.
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.answering = False              # set under the lock: no info after this
+        self.answered = threading.Event()   # set once on_answer has returned
+        self.finished = False               # the searcher has returned
+        self.stop_requested = False
+        self.deadline: float | None = None  # when the watchdog answers without the searcher
+        self.last_line: list[Move] = []
+
+    def start_clock(self, now: float) -> None:
+        if self.budget is not None and self.deadline is None:
+            self.deadline = now + self.budget.watchdog
+
+
+class Session:
+    """Runs searches on one searcher with the guarantees of the module's docstring.
+
+    ``hash_mb``, ``multipv``, ``skill`` and ``seed`` are the searcher's settings
+    (see :class:`~pedina.search.Searcher`); :meth:`configure` changes them, and
+    a searcher made to replace a stuck one gets them too. ``searcher_factory``
+    makes a searcher for a hash size (tests pass stubs); ``report`` receives a
+    line for every abnormal event (a failed search, an illegal move, a stuck
+    searcher), for the adapter to log or show.
+    """
+
+    def __init__(self, *, hash_mb: int = 64, searcher_factory: Callable[[int], Searcher] = Searcher,
+                 report: Callable[[str], None] | None = None) -> None:
+        self.hash_mb = hash_mb
+        self.multipv = 1
+        self.skill = 20
+        self.seed = 0
+        self._factory = searcher_factory
+        self._report = report
+        self._searcher: Searcher | None = None
+        self._thread: threading.Thread | None = None
+        self._job: _SearchJob | None = None
+
+    # -- settings and state -----------------------------------------------------------
+
+    def configure(self, *, hash_mb: int | None = None, multipv: int | None = None, skill: int | None = None,
+                  seed: int | None = None) -> None:
+        """Change searcher settings (``None`` keeps one); a new hash size clears the table."""
+        if hash_mb is not None:
+            self.hash_mb = hash_mb
+        if multipv is not None:
+            self.multipv = multipv
+        if skill is not None:
+            self.skill = skill
+        if seed is not None:
+            self.seed = seed
+        if self._searcher is not None:
+            self._apply(self._searcher)
+
+    @property
+    def searcher(self) -> Searcher:
+        """The searcher, made on first need and free of any earlier search (stopping it,
+        and replacing it when it does not return within :data:`JOIN_TIMEOUT`)."""
+        self._finish(GRACE)
+        thread = self._thread
+        if thread is not None:
+            thread.join(JOIN_TIMEOUT)
+            if thread.is_alive():
+                self._note("a stopped search did not return: its searcher is abandoned for a new one")
+                self._searcher = None
+            self._thread = None
+        if self._searcher is None:
+            self._searcher = self._factory(self.hash_mb)
+            self._apply(self._searcher)
+        return self._searcher
+
+    def new_game(self) -> None:
+        """Forget what earlier games taught the searcher (hash table, history)."""
+        self.searcher.new_game()
+
+    @property
+    def busy(self) -> bool:
+        """A search has not answered yet."""
+        job = self._job
+        return job is not None and not job.answered.is_set()
+
+    # -- searching --------------------------------------------------------------------
+
+    def go(self, board: Board, limits: Limits, on_info: InfoCallback | None = None,
+           on_answer: AnswerCallback | None = None) -> None:
+        """Start searching ``board`` (copied) under ``limits``; returns at once.
+
+        A search still running is stopped and answered first. When the position
+        has no legal move, ``on_answer`` gets a moveless :class:`Answer` before
+        this returns.
+        """
+        searcher = self.searcher
+        job = _SearchJob(board.copy(), replace(limits), on_info, on_answer)
+        self._job = job
+        if not job.legal:
+            self._answer(job, None)
+            return
+        if not limits.ponder:
+            job.start_clock(time.monotonic())
+        self._thread = searcher.start(job.board, job.limits, lambda info: self._on_info(job, info),
+                                      lambda result, error: self._on_done(job, result, error))
+        threading.Thread(target=self._watch, args=(job, searcher), name="pedina-watchdog", daemon=True).start()
+
+    def think(self, board: Board, limits: Limits, on_info: InfoCallback | None = None) -> Answer:
+        """Search and wait for the answer (``limits`` must bound the search)."""
+        answers: list[Answer] = []
+        self.go(board, limits, on_info, answers.append)
+        job = self._job
+        assert job is not None
+        job.answered.wait()
+        return answers[0]
+
+    def stop(self) -> None:
+        """Ask the running search to answer now; it does within :data:`~pedina.timeman.GRACE`."""
+        job = self._job
+        if job is None or job.answered.is_set():
+            return
+        with job.lock:
+            job.stop_requested = True
+            job.changed.notify_all()
+        if self._searcher is not None:
+            self._searcher.stop()
+
+    def ponder_hit(self) -> None:
+        """The predicted move was played: a ponder search now runs on its clock."""
+        job = self._job
+        if job is None or not job.limits.ponder or job.answered.is_set():
+            return
+        with job.lock:
+            job.start_clock(time.monotonic())
+            job.changed.notify_all()
+        if self._searcher is not None:
+            self._searcher.ponder_hit()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until the last search has answered; ``False`` if it has not within ``timeout`` seconds."""
+        job = self._job
+        return job is None or job.answered.wait(timeout)
+
+    def _finish(self, timeout: float) -> None:
+        """Stop the running search and wait (bounded) for its answer."""
+        if self.busy:
+            self.stop()
+            self.wait_idle(timeout + JOIN_TIMEOUT)
+
+    # -- the search's threads ---------------------------------------------------------
+
+    def _on_info(self, job: _SearchJob, info: Info) -> None:
+        with job.lock:
+            if job.answering:
+                return
+            if info.multipv == 1 and info.pv:
+                job.last_line = list(info.pv)
+            if job.on_info is not None:
+                job.on_info(info)
+
+    def _on_done(self, job: _SearchJob, result: Result | None, error: Exception | None) -> None:
+        if error is not None:
+            self._note(f"search failed: {type(error).__name__}: {error}")
+        try:
+            self._answer(job, result)
+        finally:
+            with job.lock:
+                job.finished = True
+                job.changed.notify_all()
+
+    def _watch(self, job: _SearchJob, searcher: Searcher) -> None:
+        """Answer without the searcher when it is late: at the watchdog deadline, or
+        :data:`~pedina.timeman.GRACE` after a stop."""
+        with job.lock:
+            while not (job.finished or job.stop_requested):
+                if job.deadline is None:
+                    job.changed.wait()
+                    continue
+                remaining = job.deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                job.changed.wait(remaining)
+            if job.finished:
+                return
+            # Stopped here, before the answer lets the adapter start another search on
+            # this searcher: a later stop could end that one instead.
+            searcher.stop()
+            if job.stop_requested and job.changed.wait_for(lambda: job.finished, GRACE):
+                return
+            self._note("the search did not return in time: answering from its last reported line")
+            self._answer(job, None)
+
+    def _answer(self, job: _SearchJob, result: Result | None) -> None:
+        """Give ``job`` its one answer: the result's move if legal, else the last reported
+        line's, else any legal move; a ponder move only if legal after it."""
+        with job.lock:
+            if job.answering:
+                return
+            job.answering = True
+            line = list(result.pv) if result is not None and result.pv else list(job.last_line)
+            best = result.best if result is not None else (line[0] if line else None)
+            if best is not None and best not in job.legal:
+                self._note(f"the search returned an illegal move {best}: playing another")
+                best = None
+            if best is None and job.legal:
+                best = line[0] if line and line[0] in job.legal else job.legal[0]
+            ponder = result.ponder if result is not None and result.ponder is not None else None
+            if ponder is None and len(line) > 1 and line[0] == best:
+                ponder = line[1]
+            if ponder is not None and best is not None:
+                after = job.board.copy()
+                after.push(best)
+                if ponder not in after.legal_moves():
+                    ponder = None
+            answer = Answer(best, ponder if best is not None else None, result)
+            try:
+                if job.on_answer is not None:
+                    job.on_answer(answer)
+            finally:
+                job.answered.set()
+
+    def _apply(self, searcher: Searcher) -> None:
+        if searcher.hash_mb != self.hash_mb:
+            searcher.set_hash_size(self.hash_mb)
+        searcher.multipv = self.multipv
+        searcher.skill = self.skill
+        searcher.seed = self.seed
+
+    def _note(self, text: str) -> None:
+        if self._report is not None:
+            self._report(text)
+
+
+__all__ = ["Answer", "JOIN_TIMEOUT", "Session"]
