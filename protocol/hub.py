@@ -1,16 +1,12 @@
-"""The Hub protocol (version 2, Scan's) over :class:`pedina.search.Searcher`.
+"""The Hub protocol (version 2, Scan's) over :class:`pedina.session.Session`.
 
 One :class:`HubServer` reads commands line by line and answers on its output
-stream. A ``go`` runs the search on its own thread while input keeps being read:
-``ping`` is answered at once, ``ponder-hit`` and ``stop`` are passed on, and any
-other command stops the search (its ``done`` goes out first) and is then
-handled, as Scan does. Every ``go`` ends with exactly one ``done``.
-
-The search runs through :meth:`Searcher.start`, which takes requests sent as
-soon as it returns. A small supervisor thread per search stops a clocked search
-at a hard limit inside the ``level`` it was given, and when the searcher is slow
-to return after a stop it answers ``done`` itself from the last reported main
-line (after :data:`STOP_GRACE`), so the GUI never waits on a late search.
+stream. A ``go`` runs on the session while input keeps being read: ``ping`` is
+answered at once, ``ponder-hit`` and ``stop`` are passed on, and any other
+command stops the search (its ``done`` goes out first) and is then handled, as
+Scan does. The session guarantees one answer per ``go``, on time, so every
+``go`` ends with exactly one ``done``: ``done move=... [ponder=...]``, or a bare
+``done`` when the position has no legal move.
 
 Bad input of any kind gives one ``error message="..."`` line and keeps the
 previous state; an unexpected exception becomes an ``error`` line too.
@@ -30,18 +26,15 @@ from typing import TextIO
 
 from pedina import __version__
 from pedina.board import Board
-from pedina.move import Move, MoveError
+from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import Info, Limits, Result, Searcher
+from pedina.search import Info, Searcher
+from pedina.session import JOIN_TIMEOUT, Answer, Session
+from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
-#: Time per move for a ``go think`` with no ``level`` (seconds).
-DEFAULT_MOVE_TIME = 1.0
-#: After a stop (asked or at the hard deadline), how long the searcher gets to return
-#: before ``done`` is sent from the last reported main line (seconds).
-STOP_GRACE = 0.03
-#: Supervisor poll period (seconds): bounds the delay of a re-sent stop or ponder-hit.
-_POLL = 0.005
+#: Depth of the short search that scores a forced move before ``go think`` plays it.
+FORCED_MOVE_DEPTH = 4
 
 
 def _clean_message(text: str, limit: int = 200) -> str:
@@ -127,7 +120,7 @@ def declared_params(hash_mb: int) -> dict[str, Param]:
 # -- level ----------------------------------------------------------------------------
 
 
-def _number(key: str, value: str | None, integer: bool) -> float:
+def _level_number(key: str, value: str | None, integer: bool) -> float:
     if value is None:
         raise HubInputError(f"level {key} needs a value")
     try:
@@ -154,7 +147,7 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
                 raise HubInputError("level infinite takes no value")
             new.infinite = True
         elif key in ("depth", "nodes", "moves"):
-            number = int(_number(key, value, integer=True))
+            number = int(_level_number(key, value, integer=True))
             if number < (0 if key == "moves" else 1):
                 raise HubInputError(f"level {key} must be positive, not {number}")
             if key == "depth":
@@ -164,7 +157,7 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
             else:
                 new.moves_to_go = number or None  # moves=0: no moves count
         elif key in ("move-time", "time", "inc"):
-            seconds = max(0.0, _number(key, value, integer=False))
+            seconds = max(0.0, _level_number(key, value, integer=False))
             if key == "move-time":
                 new.move_time = seconds
             elif key == "time":
@@ -176,46 +169,7 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
     return new
 
 
-def _is_unbounded(limits: Limits) -> bool:
-    return (limits.depth is None and limits.nodes is None and limits.move_time is None
-            and limits.clock is None and not limits.infinite)
-
-
-def hard_budget(limits: Limits) -> float | None:
-    """Seconds after which a clocked search is stopped whatever the searcher thinks.
-
-    ``move-time`` is a hard limit; on a clock (``time`` plus ``inc``, the increment
-    being credited before the move) we keep a margin so the clock never falls.
-    """
-    budgets = []
-    if limits.move_time is not None:
-        budgets.append(limits.move_time)
-    if limits.clock is not None:
-        available = limits.clock + limits.inc
-        budgets.append(max(0.005, min(available * 0.9, available - 0.05)))
-    return min(budgets) if budgets else None
-
-
 # -- the engine -----------------------------------------------------------------------
-
-
-class _Job:
-    """One ``go``: its board, its threads, the requests made to it and its answer."""
-
-    def __init__(self, mode: str, limits: Limits, board: Board) -> None:
-        self.mode = mode
-        self.limits = limits
-        self.board = board
-        self.legal = board.legal_moves()
-        self.answered = threading.Event()   # its one ``done`` has been sent
-        self.finished = threading.Event()   # the searcher has returned
-        self.answer_lock = threading.Lock()
-        self.stop_requested = threading.Event()
-        self.hit_requested = threading.Event()
-        self.deadline: float | None = None
-        self.stopping_since: float | None = None
-        self.best_pv: list[Move] = []       # the last main line reported, for an early answer
-        self.thread: threading.Thread | None = None
 
 
 class HubServer:
@@ -231,11 +185,9 @@ class HubServer:
         self._lock = threading.Lock()
         self._params = declared_params(hash_mb)
         self._values: dict[str, int | bool | str] = {name: p.parse(p.default) for name, p in self._params.items()}
-        self._searcher_factory = searcher_factory
-        self._searcher: Searcher | None = None
+        self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._error)
         self._board: Board | None = None
         self._level = Limits()
-        self._job: _Job | None = None
         self._closed = False  # the output is gone: nothing more to do
 
     # -- input ----------------------------------------------------------------------
@@ -245,7 +197,7 @@ class HubServer:
         for line in lines:
             if not self.handle(line) or self._closed:
                 break
-        self._finish_search(timeout=0.0)  # end of input: exit at once
+        self._session.stop()  # end of input: exit at once
 
     def handle(self, line: str) -> bool:
         """Handle one input line; ``False`` when the engine should exit."""
@@ -256,14 +208,17 @@ class HubServer:
         command = "?"
         try:
             command, args = parse_line(line)
-            if command in ("ping", "stop", "ponder-hit"):
-                if command == "ping":
-                    self._send("pong")
-                elif self._searching():
-                    self._request(command)
-                return True  # stop/ponder-hit with no search running: a harmless race with done
-            self._finish_search(timeout=None)  # anything else ends a search first, as in Scan
-            return self._dispatch(command, args)
+            if command == "ping":
+                self._send("pong")
+            elif command == "stop":
+                self._session.stop()
+            elif command == "ponder-hit":
+                self._session.ponder_hit()
+            else:
+                # Anything else ends a search first, as in Scan: its done goes out before.
+                self._session.stop()
+                self._session.wait_idle(GRACE + JOIN_TIMEOUT)
+                return self._dispatch(command, args)
         except HubInputError as error:
             self._error(str(error))
         except Exception as error:  # an engine bug must not end the session
@@ -300,32 +255,16 @@ class HubServer:
         param = self._params.get(name)
         if param is None:
             raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(self._params)})")
-        typed = param.parse(value)
-        self._values[name] = typed
-        if self._searcher is not None:
-            self._configure(self._searcher)
-
-    def _configure(self, searcher: Searcher) -> None:
-        hash_mb = int(self._values["tt-size"])
-        if searcher.hash_mb != hash_mb:
-            searcher.set_hash_size(hash_mb)
-        searcher.multipv = int(self._values["multipv"])
-        searcher.skill = int(self._values["skill"])
-        searcher.seed = int(self._values["seed"])
-
-    def _searcher_ready(self) -> Searcher:
-        """The searcher, made on first need (so ``tt-size`` set before ``init`` allocates once)."""
-        if self._searcher is None:
-            self._searcher = self._searcher_factory(int(self._values["tt-size"]))
-        self._configure(self._searcher)
-        return self._searcher
+        self._values[name] = param.parse(value)
+        self._session.configure(hash_mb=int(self._values["tt-size"]), multipv=int(self._values["multipv"]),
+                                skill=int(self._values["skill"]), seed=int(self._values["seed"]))
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
-        self._searcher_ready()
+        self._session.searcher  # allocated now, with the tt-size set before init, not at the first go
         self._send("ready")
 
     def _new_game(self, args: list[tuple[str, str | None]]) -> None:
-        self._searcher_ready().new_game()
+        self._session.new_game()
 
     def _pos(self, args: list[tuple[str, str | None]]) -> None:
         fields = dict(args)
@@ -358,118 +297,20 @@ class HubServer:
         limits, self._level = self._level, Limits()
         if self._board is None:
             raise HubInputError("go before pos: no position set")
-        job = _Job(mode, limits, self._board.copy())
-        if not job.legal:
-            raise HubInputError("no legal moves in this position: nothing to search")
-        if mode == "think" and len(job.legal) == 1:
-            self._send(format_line("done", [("move", job.legal[0].hub())]))
-            return
-        if _is_unbounded(limits):
-            if mode == "analyze":
-                limits.infinite = True
-            else:
-                limits.move_time = DEFAULT_MOVE_TIME
+        limits = bounded(limits, analyze=mode == "analyze")
         limits.ponder = mode == "ponder"
-        searcher = self._searcher_ready()
-        if mode != "ponder":  # a ponder search is on the clock only after ponder-hit
-            self._arm_deadline(job)
-        self._job = job
+        if mode == "think" and len(self._board.legal_moves()) == 1:
+            # Nothing to choose: the move goes out at once, after a short search for its score.
+            limits = Limits(depth=FORCED_MOVE_DEPTH)
         with_multipv = int(self._values["multipv"]) > 1
-        job.thread = searcher.start(job.board, job.limits, lambda info: self._on_info(job, info, with_multipv),
-                                    lambda result, error: self._on_done(job, result, error))
-        threading.Thread(target=self._supervise, args=(job, searcher), daemon=True).start()
+        self._session.go(self._board, limits, lambda info: self._send(format_info(info, with_multipv)),
+                         self._on_answer)
 
-    # -- searching ------------------------------------------------------------------
-
-    def _searching(self) -> bool:
-        """A ``go`` is waiting for its ``done``."""
-        return self._job is not None and not self._job.answered.is_set()
-
-    def _request(self, command: str) -> None:
-        job, searcher = self._job, self._searcher
-        if job is None or searcher is None:
-            return
-        if command == "stop":
-            job.stop_requested.set()
-            searcher.stop()
-        elif job.mode == "ponder" and not job.hit_requested.is_set():
-            self._arm_deadline(job)
-            job.hit_requested.set()
-            searcher.ponder_hit()
-
-    @staticmethod
-    def _arm_deadline(job: _Job) -> None:
-        budget = hard_budget(job.limits)
-        if budget is not None:
-            job.deadline = time.monotonic() + budget
-
-    def _finish_search(self, timeout: float | None) -> None:
-        """Stop the search (if any) and wait, up to ``timeout`` seconds, until the searcher is free."""
-        job = self._job
-        if job is None or job.thread is None:
-            return
-        if not job.answered.is_set():
-            job.stop_requested.set()
-            if self._searcher is not None:
-                self._searcher.stop()
-        job.thread.join(timeout)
-
-    def _supervise(self, job: _Job, searcher: Searcher) -> None:
-        """Stop the search at the hard deadline; answer early from the last reported main
-        line when the searcher is slow to return after a stop."""
-        try:
-            while not job.finished.wait(_POLL):
-                now = time.monotonic()
-                if job.stop_requested.is_set() or (job.deadline is not None and now >= job.deadline):
-                    searcher.stop()
-                    if job.stopping_since is None:
-                        job.stopping_since = now
-                    elif now - job.stopping_since >= STOP_GRACE and not job.answered.is_set():
-                        pv = list(job.best_pv)
-                        self._answer(job, pv[0] if pv else None, pv[1] if len(pv) > 1 else None)
-        except Exception as error:
-            self._error(f"internal error in search supervisor: {type(error).__name__}: {error}")
-
-    def _on_info(self, job: _Job, info: Info, with_multipv: bool) -> None:
-        if job.answered.is_set():  # answered early: the GUI has moved on
-            return
-        if info.multipv == 1 and info.pv:
-            job.best_pv = list(info.pv)
-        self._send(format_info(info, with_multipv))
-
-    def _on_done(self, job: _Job, result: Result | None, error: Exception | None) -> None:
-        """The search's end: answer (unless the supervisor already did); a failed search
-        still answers with a legal move."""
-        best: Move | None = None
-        ponder: Move | None = None
-        try:
-            if error is not None:
-                self._error(f"internal error in search: {type(error).__name__}: {error}")
-            elif result is not None:
-                best = result.best
-                ponder = result.ponder or (result.pv[1] if len(result.pv) > 1 and result.pv[0] == best else None)
-        finally:
-            self._answer(job, best, ponder)
-            job.finished.set()
-
-    def _answer(self, job: _Job, best: Move | None, ponder: Move | None) -> None:
-        """Send the job's one ``done``: ``best`` if legal (else a legal move), ``ponder`` if legal after it."""
-        with job.answer_lock:
-            if job.answered.is_set():
-                return
-            if best not in job.legal:
-                if best is not None:
-                    self._error(f"search returned an illegal move {best}; playing {job.legal[0]}")
-                best, ponder = job.legal[0], None
-            assert best is not None
-            if ponder is not None:
-                after = job.board.copy()
-                after.push(best)
-                if ponder not in after.legal_moves():
-                    ponder = None
-            pairs = [("move", best.hub())] + ([("ponder", ponder.hub())] if ponder else [])
-            self._send(format_line("done", pairs))
-            job.answered.set()
+    def _on_answer(self, answer: Answer) -> None:
+        pairs = [("move", answer.move.hub())] if answer.move else []
+        if answer.ponder:
+            pairs.append(("ponder", answer.ponder.hub()))
+        self._send(format_line("done", pairs))
 
     # -- output ---------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import pytest
 from pedina import START_HUB, Board, Position
 from pedina.search import WIN, Info, Limits, Result, Searcher
 from pedina.move import parse_move
-from pedina.protocol.hub import HubServer, apply_level, format_info, hard_budget
+from pedina.protocol.hub import HubServer, apply_level, format_info
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 PEDINA = shutil.which("pedina")
@@ -69,13 +69,6 @@ def test_level_fields_combine_validate_and_clamp() -> None:
                 "level speed=3", "level infinite=yes", "level depth"):
         with pytest.raises(HubInputError):
             apply_level(Limits(), parse_line(bad)[1])
-
-
-def test_hard_budget_keeps_the_clock_positive() -> None:
-    assert hard_budget(Limits(move_time=0.5)) == 0.5
-    assert hard_budget(Limits(clock=9.0, inc=1.0)) == pytest.approx(9.0)
-    assert 0 < (hard_budget(Limits(clock=0.0, inc=0.0)) or 0) <= 0.01
-    assert hard_budget(Limits(depth=3)) is None
 
 
 def test_in_process_session_keeps_state_on_errors() -> None:
@@ -401,7 +394,7 @@ def test_forced_move_and_no_move_positions(hub: Hub) -> None:
     assert done == "done move=22x13x18" or done.startswith("done move=22x13x18 ")
     hub.send(f"pos pos={NO_MOVES}")
     hub.send("go think")
-    assert "no legal moves" in hub.expect_line("error", timeout=2)
+    assert hub.expect_line("done", timeout=2) == "done"  # a bare done, as Scan sends
 
 
 def test_multipv_param_adds_multipv_key(hub: Hub) -> None:
@@ -450,3 +443,59 @@ def test_log_file_records_both_directions(tmp_path: pytest.TempPathFactory) -> N
     text = open(log, encoding="utf-8").read()
     assert re.search(r"> hub$", text, re.M) and re.search(r"< wait$", text, re.M)
     assert re.search(r"> ping$", text, re.M) and re.search(r"< pong$", text, re.M)
+
+
+# -- the session's guarantees over the Hub ---------------------------------------------------
+
+
+class StubbornHubSearcher(Searcher):
+    """Reports one line, then ignores ``stop`` for 3 s before returning."""
+
+    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+        moves = board.legal_moves()
+        if on_info is not None:
+            on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))
+        time.sleep(3.0)
+        return Result(moves[0], None, 0, 1, 1, 3.0, [moves[0]])
+
+
+class LockedOutput(io.StringIO):
+    """Output written from the session's threads, read from the test's."""
+
+    def lines(self) -> list[str]:
+        return self.getvalue().splitlines()
+
+    def wait_for(self, count: int, word: str, timeout: float) -> float:
+        """Seconds until ``count`` lines start with ``word``."""
+        started = time.monotonic()
+        while sum(line.split()[0] == word for line in self.lines()) < count:
+            assert time.monotonic() - started < timeout, f"no {word} within {timeout} s: {self.lines()}"
+            time.sleep(0.002)
+        return time.monotonic() - started
+
+
+def test_a_searcher_ignoring_stop_still_gets_one_done_on_time_and_the_next_command_at_once() -> None:
+    from pedina.timeman import GRACE, time_budget
+
+    output = LockedOutput()
+    engine = HubServer(output, hash_mb=1, searcher_factory=StubbornHubSearcher)
+    for line in ("hub", "init", f"pos pos={START_HUB}", "level move-time=0.3"):
+        engine.handle(line)
+    budget = time_budget(Limits(move_time=0.3))
+    assert budget is not None
+    engine.handle("go think")
+    assert output.wait_for(1, "done", 2.0) <= budget.hard + GRACE + 0.05
+    assert output.lines()[-1] == f"done move={Board().legal_moves()[-1].hub()}"  # from the reported line
+
+    for line in (f"pos pos={START_HUB}", "ping", "go analyze"):  # the stub is still asleep
+        started = time.monotonic()
+        engine.handle(line)
+        assert time.monotonic() - started < 0.1, line
+    assert "pong" in output.lines()
+    engine.handle("stop")
+    assert output.wait_for(2, "done", 1.0) <= GRACE + 0.05
+    time.sleep(3.2)  # both stubs have returned by now: still one done per go, no info after a done
+    words = [line.split()[0] for line in output.lines() if not line.startswith("error ")]
+    assert words.count("done") == 2
+    assert words[-1] == "done" and words[words.index("done") - 1] == "info"
+    assert any("did not return in time" in line for line in output.lines())  # said, not hidden
