@@ -21,6 +21,7 @@ import time
 from pedina.board import Board
 from pedina.evaluate import Evaluator
 from pedina.movegen import generate_captures
+from pedina.protocol.match.inprocess import Player, choose_move
 from pedina.search import Limits, Searcher
 from pedina.squares import BOARD
 
@@ -35,10 +36,10 @@ def quiet(board: Board) -> bool:
                 or generate_captures(p.black, p.white, p.kings, False, empty))
 
 
-def play(rng: random.Random, searcher: Searcher, depth: int) -> tuple[list[str], float]:
-    """One game; returns (quiet FENs from ply 8 on, White's score)."""
+def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]:
+    """One game of ``player`` against itself; returns (quiet FENs from ply 8 on, White's score)."""
     board = Board()
-    searcher.new_game()
+    player.searcher.new_game()
     for _ in range(rng.randint(4, 8)):
         moves = board.legal_moves()
         if not moves:
@@ -59,9 +60,7 @@ def play(rng: random.Random, searcher: Searcher, depth: int) -> tuple[list[str],
         if len(board.moves) < 30 and rng.random() < 0.05:
             board.push(rng.choice(moves))
         else:
-            result = searcher.search(board, Limits(depth=depth))
-            assert result.best is not None
-            board.push(result.best)
+            board.push(choose_move(player, board))
     return fens, score
 
 
@@ -78,14 +77,14 @@ def main(argv: list[str] | None = None) -> None:
 def generate_positions(games: int, depth: int, seed: int, out: str) -> None:
     """Play ``games`` games and write their labelled positions to ``out``."""
     rng = random.Random(seed)
-    searcher = Searcher(hash_mb=16, evaluator=Evaluator())
+    player = Player(Searcher(hash_mb=16, evaluator=Evaluator()), Limits(depth=depth))
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     started = time.perf_counter()
     total = 0
     tally = {1.0: 0, 0.5: 0, 0.0: 0}
     with open(out, "w", encoding="utf-8") as handle:
         for game in range(1, games + 1):
-            fens, score = play(rng, searcher, depth)
+            fens, score = selfplay_game(rng, player)
             tally[score] += 1
             total += len(fens)
             for fen in fens:

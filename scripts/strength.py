@@ -22,7 +22,9 @@ import time
 from pedina.board import Board
 from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
-from pedina.play import MatchResult, Player, openings, play_match
+from pedina.protocol.match.inprocess import Player, play_searcher_match
+from pedina.protocol.match.schedule import opening_lines
+from pedina.protocol.match.stats import EloEstimate
 from pedina.search import Limits, Searcher
 
 
@@ -49,13 +51,13 @@ def make_player(spec: str, name: str) -> Player:
 
 def spread_openings(count: int) -> list[list[Move]]:
     """``count`` 3-ply openings taken evenly across the full list."""
-    every = openings(3)
+    every = opening_lines(3)
     if count >= len(every):
         return every
     return [every[i * len(every) // count] for i in range(count)]
 
 
-def run(a: Player, b: Player, games: int, max_plies: int, quiet: bool = False) -> MatchResult:
+def run(a: Player, b: Player, games: int, max_plies: int, quiet: bool = False) -> EloEstimate:
     chosen = spread_openings((games + 1) // 2)
     started = time.perf_counter()
 
@@ -64,7 +66,7 @@ def run(a: Player, b: Player, games: int, max_plies: int, quiet: bool = False) -
             print(f"game {index:3d}: {score:g} for A in {len(board.moves)} plies  "
                   f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
-    return play_match(a, b, chosen, max_plies, on_game=progress)
+    return play_searcher_match(a, b, chosen, max_plies, on_game=progress)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     a = make_player(args.a, "A")
     b = make_player(args.b, "B")
     result = run(a, b, args.games, args.max_plies)
-    print(f"A = {a.name}\nB = {b.name}\nA: {result.summary()}")
+    print(f"A = {a.name}\nB = {b.name}\nA: {result.games} games  {result.summary()}  LOS {100 * result.los:.1f}%")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ from click.testing import CliRunner, Result
 from pedina import Board, Position, legal_moves, perft
 from pedina.pdn import read_games, write_game
 from pedina.protocol.cli import main
-from pedina.protocol.match import MatchError, all_openings, read_openings, schedule
+from pedina.protocol.match.options import MatchError
+from pedina.protocol.match.schedule import all_openings, read_openings, schedule
 
 PYTHON = shlex.quote(sys.executable)
 PEDINA = f"{PYTHON} -m pedina.protocol.cli hub"
@@ -333,7 +334,7 @@ def test_each_gives_common_settings_and_engines_override_them(tmp_path: Path) ->
 def test_progress_line_is_rewritten_on_a_terminal() -> None:
     import io
 
-    from pedina.protocol.match import Console
+    from pedina.protocol.match.console import Console
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -354,8 +355,8 @@ def test_progress_line_is_rewritten_on_a_terminal() -> None:
 
 
 def test_time_control_levels_and_allowances() -> None:
-    from pedina.protocol.arbiter import TimeControl
-    from pedina.protocol.match import parse_tc
+    from pedina.protocol.match.game import TimeControl
+    from pedina.protocol.match.options import parse_tc
 
     assert parse_tc("10+0.1") == (10.0, 0.1)
     assert parse_tc("1:30") == (90.0, 0.0)
@@ -385,8 +386,8 @@ def test_fixed_node_games(tmp_path: Path) -> None:
 def test_final_table_shows_the_hand_computed_statistics() -> None:
     import math
 
-    from pedina.protocol.arbiter import EngineSpec, GameRecord, Opening, ScheduledGame
-    from pedina.protocol.match import Tally, final_table
+    from pedina.protocol.match.game import EngineSpec, GameRecord, Opening, ScheduledGame
+    from pedina.protocol.match.tally import Tally, final_table
 
     specs = [EngineSpec("A", "a"), EngineSpec("B", "b")]
     tally = Tally()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pedina.protocol.stats import Sprt, elo_estimate, elo_of_score, los, score_of_elo, variance
+from pedina.protocol.match.stats import Sprt, elo_estimate, elo_of_score, los, score_of_elo, variance
 
 Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal distribution
 

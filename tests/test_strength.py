@@ -10,12 +10,13 @@ import pytest
 
 from conftest import CI
 from pedina.evaluate import Evaluator
-from pedina.play import Player, openings, play_game, play_match
+from pedina.protocol.match.inprocess import Player, play_searcher_game, play_searcher_match
+from pedina.protocol.match.schedule import opening_lines
 from pedina.search import Limits, Searcher
 
 
 def test_openings_are_the_3_ply_tree() -> None:
-    every = openings(3)
+    every = opening_lines(3)
     assert len(every) == 302  # perft(3) of the start position
     assert len({tuple(m.hub() for m in line) for line in every}) == 302
 
@@ -23,7 +24,7 @@ def test_openings_are_the_3_ply_tree() -> None:
 def test_a_game_ends_by_the_rules_or_the_ply_cap() -> None:
     white = Player(Searcher(hash_mb=4), Limits(depth=1))
     black = Player(Searcher(hash_mb=4), Limits(depth=1))
-    score, board = play_game(white, black, openings(3)[0], max_plies=40)
+    score, board = play_searcher_game(white, black, opening_lines(3)[0], max_plies=40)
     assert score in (0.0, 0.5, 1.0)
     assert board.outcome() is not None or len(board.moves) == 40
 
@@ -31,11 +32,11 @@ def test_a_game_ends_by_the_rules_or_the_ply_cap() -> None:
 @pytest.mark.slow
 def test_depth_4_beats_depth_1() -> None:
     pairs = 6 if CI else 12
-    every = openings(3)
+    every = opening_lines(3)
     chosen = [every[i * len(every) // pairs] for i in range(pairs)]
     strong = Player(Searcher(hash_mb=8), Limits(depth=4))
     weak = Player(Searcher(hash_mb=8), Limits(depth=1))
-    result = play_match(strong, weak, chosen, max_plies=160)
+    result = play_searcher_match(strong, weak, chosen, max_plies=160)
     assert result.games == 2 * pairs
     assert result.score >= 0.8, result.summary()
 
@@ -43,9 +44,9 @@ def test_depth_4_beats_depth_1() -> None:
 @pytest.mark.slow
 def test_tuned_weights_score_at_least_even_against_hand_set() -> None:
     pairs = 6 if CI else 12
-    every = openings(3)
+    every = opening_lines(3)
     chosen = [every[i * len(every) // pairs + 1] for i in range(pairs)]
     tuned = Player(Searcher(hash_mb=8), Limits(depth=3))
     hand_set = Player(Searcher(hash_mb=8, evaluator=Evaluator()), Limits(depth=3))
-    result = play_match(tuned, hand_set, chosen, max_plies=160)
+    result = play_searcher_match(tuned, hand_set, chosen, max_plies=160)
     assert result.score >= 0.5, result.summary()

@@ -1,6 +1,6 @@
-"""The arbiter: one game between two Hub engines, played and judged by the runner.
+"""One game between two Hub engine processes, played and judged by the match runner.
 
-:func:`play_game` sets up the opening, asks each engine for its move in turn
+:func:`play_hub_game` sets up the opening, asks each engine for its move in turn
 (``pos`` with the whole game, ``level``, ``go think``), keeps the clocks, and
 ends the game by the rules (no moves, repetition, 40-move count), by the
 maximum length, by the engines' agreeing scores, or by a failure: an illegal
@@ -18,8 +18,8 @@ from typing import Callable, Sequence
 from pedina.board import Board
 from pedina.move import Move, MoveError
 from pedina.position import Position
-from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubClient,
-                                SearchReport, seconds_text)
+from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubClient, SearchReport,
+                                       seconds_text)
 
 #: The variant asked of engines that declare a ``variant`` parameter.
 VARIANT = "italian"
@@ -37,6 +37,7 @@ class TimeControl:
 
     @property
     def is_set(self) -> bool:
+        """Some limit is given (a clock, a move time, a depth or a node count)."""
         return any(v is not None for v in (self.base, self.move_time, self.depth, self.nodes))
 
     def merged(self, other: TimeControl) -> TimeControl:
@@ -131,6 +132,7 @@ class Opening:
     moves: tuple[Move, ...] = ()
 
     def board(self) -> Board:
+        """A new board at the end of the opening moves."""
         board = Board(self.start)
         for move in self.moves:
             board.push(move)
@@ -205,12 +207,14 @@ class Seats:
         return engine
 
     def discard(self, index: int) -> None:
+        """Stop the process of ``specs[index]``, if any: the next :meth:`get` starts a fresh one."""
         with self._lock:
             engine = self._engines.pop(index, None)
         if engine is not None:
             engine.close(timeout=0.2)
 
     def close_all(self) -> None:
+        """Stop every engine process (``quit``, then killed if it lingers)."""
         with self._lock:
             engines, self._engines = list(self._engines.values()), {}
         for engine in engines:
@@ -231,8 +235,8 @@ def _streak(scores: list[int | None], count: int, test: Callable[[int], bool]) -
     return len(last) == count and all(score is not None and test(score) for score in last)
 
 
-def play_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
-              stop: threading.Event) -> GameRecord:
+def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
+                  stop: threading.Event) -> GameRecord:
     """Play one game to its end (raises :class:`Aborted` when ``stop`` is set)."""
     board = game.opening.board()
     sides = (game.white, game.black)

@@ -1,7 +1,9 @@
 """Match statistics: Elo difference with its error bar, likelihood of superiority, SPRT.
 
-All functions take win/draw/loss counts from one side's point of view. The
-formulas are the ones engine testers use (cutechess-cli, fastchess):
+The one statistics module of both the Hub match runner and the in-process
+matches of :mod:`pedina.protocol.match.inprocess`. All functions take
+win/draw/loss counts from one side's point of view. The formulas are the ones
+engine testers use (cutechess-cli, fastchess):
 
 - score ``s = (W + D/2) / N``; Elo difference ``-400 log10(1/s - 1)``;
 - per-game variance ``((W (1-s)^2 + D (1/2-s)^2 + L s^2) / N``; the score's
@@ -73,16 +75,35 @@ class EloEstimate:
 
     @property
     def games(self) -> int:
+        """The number of games counted."""
         return self.wins + self.draws + self.losses
 
     @property
     def score(self) -> float:
+        """The points fraction (0.5 when no game was played)."""
         return score_of(self.wins, self.draws, self.losses)
 
     @property
     def error(self) -> float:
         """Half the width of the interval (``inf`` when it is unbounded)."""
         return (self.high - self.low) / 2
+
+    def interval_text(self) -> str:
+        """``Elo +147.2 ± 66.0 [+86.2, +218.3]``; just ``Elo +inf`` when the interval is unbounded."""
+        if not math.isfinite(self.error):
+            return f"Elo {elo_text(self.elo)}"
+        return f"Elo {elo_text(self.elo)} ± {self.error:.1f} [{elo_text(self.low)}, {elo_text(self.high)}]"
+
+    def summary(self) -> str:
+        """``+60 =20 -20  score 70.0%  Elo +147.2 ± 66.0 [+86.2, +218.3]``."""
+        return f"+{self.wins} ={self.draws} -{self.losses}  score {100 * self.score:.1f}%  {self.interval_text()}"
+
+
+def elo_text(value: float) -> str:
+    """An Elo difference with its sign and one decimal: ``+147.2``, ``-0.5``, ``+inf``."""
+    if not math.isfinite(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value + 0.0:+.1f}"  # + 0.0 turns -0.0 into 0.0, shown as +0.0
 
 
 def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -> EloEstimate:

@@ -1,0 +1,127 @@
+"""Match settings from the command line: time controls, engines, adjudication rules.
+
+Options such as ``--engine`` take several ``key=value`` words, as in cutechess-cli:
+:class:`MatchCommand` joins each group into one option value, which
+:func:`parse_pairs` splits again. A mistake raises :class:`MatchError`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import click
+
+from pedina.protocol.match.game import EngineSpec, TimeControl
+
+
+class MatchError(click.ClickException):
+    """A bad match setup: shown as one line, exit status 1."""
+
+
+def parse_tc(text: str) -> tuple[float, float]:
+    """``10+0.1``, ``40``, ``1:30+1`` as (seconds, increment)."""
+    match = re.fullmatch(r"\s*(?:(\d+):)?(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*", text)
+    if not match:
+        raise MatchError(f"bad time control {text!r} (expected SECONDS[+INCREMENT], e.g. 10+0.1)")
+    base = float(match.group(2)) + 60 * int(match.group(1) or 0)
+    if base <= 0:
+        raise MatchError(f"bad time control {text!r}: the clock must be positive")
+    return base, float(match.group(3) or 0)
+
+
+def _positive_number(key: str, value: str, kind: Callable[[str], float]) -> float:
+    try:
+        number = kind(value)
+    except ValueError:
+        raise MatchError(f"bad value {key}={value!r} (expected a number)") from None
+    if number <= 0:
+        raise MatchError(f"bad value {key}={value!r} (must be positive)")
+    return number
+
+
+def parse_pairs(text: str, what: str) -> dict[str, str]:
+    """``key=value`` words (as the shell gave them, joined by NUL by :class:`MatchCommand`)."""
+    pairs: dict[str, str] = {}
+    for word in (w for w in text.split("\0") if w.strip()):
+        key, sep, value = word.partition("=")
+        if not sep or not key.strip():
+            raise MatchError(f"bad {what} argument {word!r} (expected key=value)")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def engine_spec(pairs: dict[str, str], common: dict[str, str], default_tc: TimeControl,
+                number: int) -> EngineSpec:
+    """An :class:`EngineSpec` from ``--engine`` pairs over ``--each`` pairs."""
+    merged = {**common, **pairs}
+    options: dict[str, str] = {}
+    tc = TimeControl()
+    for key, value in merged.items():
+        if key.startswith("option."):
+            options[key[len("option."):]] = value
+        elif key == "tc":
+            base, inc = parse_tc(value)
+            tc = replace(tc, base=base, inc=inc)
+        elif key == "st":
+            tc = replace(tc, move_time=_positive_number(key, value, float))
+        elif key == "depth":
+            tc = replace(tc, depth=int(_positive_number(key, value, int)))
+        elif key == "nodes":
+            tc = replace(tc, nodes=int(_positive_number(key, value, int)))
+        elif key not in ("cmd", "name", "dir"):
+            raise MatchError(f"unknown engine setting {key!r} (known: cmd, name, dir, tc, st, depth, "
+                             "nodes, option.NAME)")
+    if not merged.get("cmd"):
+        raise MatchError(f"engine {number}: no cmd= given (e.g. --engine cmd=\"pedina hub\" name=A)")
+    try:
+        shlex.split(merged["cmd"])
+    except ValueError as error:
+        raise MatchError(f"engine {number}: bad cmd {merged['cmd']!r}: {error}") from None
+    tc = tc.merged(default_tc)
+    name = merged.get("name") or f"engine{number}"
+    if not tc.is_set:
+        raise MatchError(f"engine {name}: no time control (give --tc, --st, --depth or --nodes)")
+    return EngineSpec(name, merged["cmd"], options, merged.get("dir") or None, tc)
+
+
+def parse_rule(text: str, option: str, keys: Sequence[str]) -> dict[str, int]:
+    """The ``key=N`` words of ``option`` (``--draw``, ``--resign``): exactly ``keys``, each a
+    non-negative integer (``movecount`` at least 1)."""
+    pairs = parse_pairs(text, option)
+    if set(pairs) != set(keys):
+        raise MatchError(f"{option} needs exactly {' '.join(k + '=N' for k in keys)}")
+    values = {}
+    for key in keys:
+        try:
+            values[key] = int(pairs[key])
+        except ValueError:
+            raise MatchError(f"bad value {option} {key}={pairs[key]!r} (expected an integer)") from None
+        if values[key] < (1 if key == "movecount" else 0):
+            raise MatchError(f"bad value {option} {key}={pairs[key]!r} (too small)")
+    return values
+
+
+#: Options that take several ``key=value`` words.
+_MULTI_WORD = ("--engine", "--each", "--draw", "--resign", "--sprt")
+
+
+class MatchCommand(click.Command):
+    """Gathers the ``key=value`` words after ``--engine`` (and the like) into one option value."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        joined: list[str] = []
+        i = 0
+        while i < len(args):
+            word = args[i]
+            joined.append(word)
+            i += 1
+            if word in _MULTI_WORD:
+                group = []
+                while i < len(args) and not args[i].startswith("-") and "=" in args[i]:
+                    group.append(args[i])
+                    i += 1
+                joined.append("\0".join(group))
+        return super().parse_args(ctx, joined)

@@ -1,0 +1,178 @@
+"""Playing a match: worker threads play the scheduled games, the main thread keeps the score.
+
+Each worker plays its games with :func:`~pedina.protocol.match.game.play_hub_game`
+on its own engine processes. The main thread writes every finished game to the
+PDN file at once (so a match can be interrupted and resumed), shows progress and
+runs the SPRT.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from types import FrameType
+from typing import Sequence
+
+from pedina.pdn import write_game
+from pedina.protocol.hubclient import EngineError
+from pedina.protocol.match.console import Console, clock_text
+from pedina.protocol.match.game import Aborted, EngineSpec, GameRecord, ScheduledGame, Seats, Settings, play_hub_game
+from pedina.protocol.match.options import MatchError
+from pedina.protocol.match.resume import PdnOut, game_headers, load_finished
+from pedina.protocol.match.stats import Sprt
+from pedina.protocol.match.tally import Tally
+
+
+@dataclass
+class MatchOutcome:
+    """What :func:`run_match` did: the score of every game (resumed ones too), the games it played,
+    the number resumed, the SPRT's decision (``"H0"``, ``"H1"`` or ``None``), whether it was
+    interrupted, and its running time in seconds."""
+
+    tally: Tally
+    played: list[GameRecord]
+    resumed: int
+    sprt: str | None
+    interrupted: bool
+    seconds: float
+
+
+def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], settings: Settings, *,
+              concurrency: int = 1, pdn_path: str | None = None, resume: bool = False,
+              sprt: Sprt | None = None, event: str = "Pedina match",
+              console: Console | None = None) -> MatchOutcome:
+    """Play ``games`` (less those already in the PDN file when resuming) and tally them."""
+    console = console or Console(sys.stdout)
+    tally = Tally()
+    finished: dict[int, GameRecord] = {}
+    if pdn_path is not None and resume and os.path.exists(pdn_path):
+        finished, dropped = load_finished(pdn_path, games, specs)
+        if dropped:
+            console.message(f"dropped {dropped} unfinished game(s) at the end of {pdn_path}")
+        console.message(f"resuming: {len(finished)} of {len(games)} games already played")
+    for number in sorted(finished):
+        tally.add(finished[number])
+    pending: queue.Queue[ScheduledGame] = queue.Queue()
+    for game in games:
+        if game.number not in finished:
+            pending.put(game)
+    done: queue.Queue[GameRecord | BaseException] = queue.Queue()
+    stop = threading.Event()
+    all_seats = [Seats(specs, settings) for _ in range(max(1, concurrency))]
+
+    def work(seats: Seats) -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    game = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    done.put(play_hub_game(game, specs, seats, settings, stop))
+                except Aborted:
+                    return
+                if settings.restart:
+                    seats.close_all()
+        except BaseException as error:  # report to the main thread, which re-raises it
+            done.put(error)
+        finally:
+            seats.close_all()
+
+    workers = [threading.Thread(target=work, args=(seats,), daemon=True) for seats in all_seats]
+    out = PdnOut(pdn_path) if pdn_path is not None else None
+    site = socket.gethostname() or "?"
+    started = time.monotonic()
+    decision = sprt.decision(*tally.wdl(0)) if sprt is not None else None
+    played: list[GameRecord] = []
+    interrupted = False
+    names = (f"{specs[0].name} vs {specs[1].name}" if len(specs) == 2 else f"{specs[0].name} vs field")
+
+    def show(force: bool = False) -> None:
+        est = tally.estimate(0)
+        text = f"{tally.games}/{len(games)} games  {names}: {est.summary()}"
+        if sprt is not None:
+            text += f"  LLR {sprt.llr(*tally.wdl(0)):.2f} [{sprt.lower:.2f}, {sprt.upper:.2f}]"
+        text += f"  {clock_text(time.monotonic() - started)}"
+        console.progress(text, force)
+
+    def take(item: GameRecord) -> None:
+        if out is not None:
+            out.write(write_game(item.board, game_headers(item, specs, event, site,
+                                                          time.strftime("%Y.%m.%d")), item.result))
+        played.append(item)
+        tally.add(item)
+        if item.failure is not None:
+            failure = item.failure
+            console.message(f"game {item.game.number} (round {item.game.round}, "
+                            f"{specs[item.game.white].name} - {specs[item.game.black].name}): "
+                            f"{failure.engine} loses by {failure.reason}: {failure.message}")
+            console.message(f"  last lines of {failure.engine}:")
+            for line in failure.tail:
+                console.message(f"    {line}")
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    # a kill (SIGTERM) stops the match like Ctrl-C: engines ended, finished games kept
+    handle_term = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, on_term) if handle_term else None
+    try:
+        if decision is None:
+            for worker in workers:
+                worker.start()
+        show(force=True)
+        while decision is None and any(worker.is_alive() for worker in workers) or not done.empty():
+            try:
+                item = done.get(timeout=0.5)
+            except queue.Empty:
+                show()
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            take(item)
+            if sprt is not None and decision is None:
+                decision = sprt.decision(*tally.wdl(0))
+                if decision is not None:
+                    stop.set()
+            show()
+    except KeyboardInterrupt:
+        interrupted = True
+        stop.set()  # before the engines go: games in play are then dropped, not scored
+        for seats in all_seats:
+            seats.close_all()
+        while not done.empty():  # games that ended before the interruption are kept
+            item = done.get()
+            if isinstance(item, GameRecord):
+                take(item)
+    finally:
+        stop.set()
+        for worker in workers:
+            if worker.is_alive():
+                worker.join(timeout=5.0)
+        if out is not None:
+            out.close()
+        if handle_term and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    show(force=True)
+    if console.tty:
+        console.message("")
+    return MatchOutcome(tally, played, len(finished), decision, interrupted, time.monotonic() - started)
+
+
+def check_engines(specs: Sequence[EngineSpec], settings: Settings) -> None:
+    """Start each engine once: a wrong command, parameter or variant is a setup error."""
+    seats = Seats(specs, settings)
+    try:
+        for index in range(len(specs)):
+            try:
+                seats.get(index)
+            except EngineError as error:
+                raise MatchError(str(error)) from None
+    finally:
+        seats.close_all()
