@@ -21,7 +21,9 @@ from pedina.board import Board
 from pedina.move import Move, format_pdn
 from pedina.pdn import PdnError, read_game
 from pedina.position import Position, PositionError
-from pedina.search import WIN_THRESHOLD, Info, Limits, Searcher
+from pedina.search import WIN_THRESHOLD, Info
+from pedina.session import Session
+from pedina.timeman import Limits
 
 
 @dataclass
@@ -46,16 +48,16 @@ def pdn_line(position: Position, moves: list[Move]) -> list[str]:
     return texts
 
 
-def analyse(searcher: Searcher, board: Board, limits: Limits) -> list[Line]:
-    """The best lines of ``board``'s position (as many as ``searcher.multipv``), best first."""
+def analyse(session: Session, board: Board, limits: Limits) -> list[Line]:
+    """The best lines of ``board``'s position (as many as ``session.multipv``), best first."""
     latest: dict[int, Info] = {}
 
     def on_info(info: Info) -> None:
         latest[info.multipv] = info
 
-    result = searcher.search(board, limits, on_info)
+    result = session.think(board, limits, on_info).result
     lines = [Line(i.multipv, i.score, i.depth, i.nodes, i.time, list(i.pv)) for _, i in sorted(latest.items())]
-    if result.best is not None and (not lines or lines[0].pv[:1] != [result.best]):
+    if result is not None and result.best is not None and (not lines or lines[0].pv[:1] != [result.best]):
         # The result is the authority for the main line (e.g. a search stopped mid-iteration).
         main = Line(1, result.score, result.depth, result.nodes, result.time, list(result.pv) or [result.best])
         lines = [main] + [line for line in lines if line.multipv != 1]
@@ -123,8 +125,8 @@ def _row(ply: str, played: str, position: Position, line: Line | None) -> str:
 def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_mb: int,
                  game_number: int = 1) -> None:
     game, headers, result = load_target(target, game_number)
-    searcher = Searcher(hash_mb)
-    searcher.multipv = multipv
+    session = Session(hash_mb=hash_mb)
+    session.configure(multipv=multipv)
     is_game = result is not None
     plies = range(len(game.moves) + 1)  # every position before a move, and the last one
     board = Board(game.start)  # replayed move by move, so the search sees the game's history
@@ -133,7 +135,7 @@ def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_
         click.echo(f"{'ply':>5}  {'played':<12} {'white':>7} {'depth':>5}  {'best':<12} pv")
     for ply in plies:
         position = board.position
-        lines = analyse(searcher, board, limits) if position.count_moves() else []
+        lines = analyse(session, board, limits) if position.count_moves() else []
         played = ""
         if ply < len(game.moves):
             played = format_pdn(game.moves[ply], board.legal_moves())

@@ -8,7 +8,8 @@ import click
 
 from pedina.board import Board
 from pedina.move import format_pdn
-from pedina.search import Limits, Searcher
+from pedina.session import Session
+from pedina.timeman import Limits
 from pedina.protocol.analyze import move_label, pdn_line
 from pedina.protocol.play import draw_board
 
@@ -26,7 +27,7 @@ from pedina.protocol.play import draw_board
 def demo(move_time: float, depth: int | None, plies: int, show_board: bool, pause: float) -> None:
     """Watch Pedina play a short game against itself."""
     board = Board()
-    searcher = Searcher(16)
+    engine = Session(hash_mb=16)
     limits = Limits(depth=depth) if depth is not None else Limits(move_time=move_time)
     per_move = f"depth {depth}" if depth is not None else f"{move_time:g} s"
     click.echo(f"Pedina plays itself, {per_move} a move (at most {plies} plies).")
@@ -36,14 +37,15 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
     while board.outcome() is None and len(board.moves) < plies:
         position = board.position
         forced = position.count_moves() == 1
-        result = searcher.search(board, limits)
-        move = result.best if result.best is not None else board.legal_moves()[0]
-        white = result.score if position.white_to_move else -result.score
+        answer = engine.think(board, limits)
+        move, result = answer.move, answer.result
+        assert move is not None  # the game goes on, so there is a move
         label = move_label(len(board.moves), board.start.white_to_move)
         text = format_pdn(move, board.legal_moves())
-        if forced:
-            detail = "forced"
+        if forced or result is None:
+            detail = "forced" if forced else ""
         else:
+            white = result.score if position.white_to_move else -result.score
             pv = pdn_line(position, list(result.pv) or [move])
             detail = f"score {white / 100:+.2f} (White's view)  depth {result.depth:>2}  pv {' '.join(pv)}"
         board.push(move)

@@ -15,7 +15,8 @@ import click
 from pedina.board import Board
 from pedina.move import Move, MoveError, format_pdn
 from pedina.position import Position, PositionError
-from pedina.search import Limits, Searcher
+from pedina.session import Session
+from pedina.timeman import Limits
 
 #: Board letters: Hub letters, which PDN readers also know.
 _PIECES = {"w": "w", "W": "W", "b": "b", "B": "B", "e": "."}
@@ -75,14 +76,14 @@ def score_text(score: int) -> str:
     return f"{score / 100:+.2f}"
 
 
-class PlaySession:
+class TerminalGame:
     """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints."""
 
     def __init__(self, human_white: bool, limits: Callable[[], Limits], *, start: Position | None = None,
                  hash_mb: int = 16, ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
         self.limits = limits
-        self.searcher = Searcher(hash_mb)
+        self.engine = Session(hash_mb=hash_mb)
         self.start = start or Position.start()
         self.board = Board(self.start)
         self.flipped = not human_white
@@ -124,7 +125,7 @@ class PlaySession:
             self.show()
         elif word == "new":
             self.board = Board(self.start)
-            self.searcher.new_game()
+            self.engine.new_game()
             self.say("New game.")
             self.show()
         elif self.board.outcome() is not None:
@@ -147,21 +148,23 @@ class PlaySession:
 
     def engine_move(self) -> None:
         self.say("Pedina is thinking...")
-        result = self.searcher.search(self.board, self.limits())
-        move = result.best if result.best is not None else self.board.legal_moves()[0]
-        detail = f"   (score {score_text(result.score)} for Pedina, depth {result.depth})"
-        self.play(move, "Pedina plays", detail)
+        answer = self.engine.think(self.board, self.limits())
+        assert answer.move is not None  # the game goes on, so there is a move
+        result = answer.result
+        detail = f"   (score {score_text(result.score)} for Pedina, depth {result.depth})" if result else ""
+        self.play(answer.move, "Pedina plays", detail)
 
     def hint(self) -> None:
         if self.board.outcome() is not None:
             self.say("The game is over: no hint.")
             return
-        result = self.searcher.search(self.board.copy(), self.limits())
-        if result.best is None:
+        answer = self.engine.think(self.board, self.limits())
+        if answer.move is None:
             self.say("No hint available.")
             return
         moves = self.board.legal_moves()
-        self.say(f"Hint: {format_pdn(result.best, moves)}   (score {score_text(result.score)} for you)")
+        score = f"   (score {score_text(answer.result.score)} for you)" if answer.result else ""
+        self.say(f"Hint: {format_pdn(answer.move, moves)}{score}")
 
     def take_back(self) -> None:
         if not self.board.moves:
@@ -221,5 +224,4 @@ def play(colour: str, move_time: float | None, depth: int | None, start: str | N
     def limits() -> Limits:
         return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
 
-    session = PlaySession(colour == "white", limits, start=position, hash_mb=hash_mb, ask=_read, say=click.echo)
-    session.run()
+    TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, ask=_read, say=click.echo).run()

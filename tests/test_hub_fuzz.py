@@ -1,8 +1,14 @@
 """Fuzzing the real ``pedina hub``: thousands of random and mutated lines.
 
 The engine must stay alive, answer every ``ping`` (also in the middle of
-searches), print only well-formed protocol lines, never more ``done`` than
-``go``, and keep stderr empty.
+searches), print only well-formed protocol lines, give every accepted ``go``
+exactly one ``done`` and none to a refused one, send no ``info`` after a
+``done`` until the next ``go``, and keep stderr empty.
+
+Every ``go`` line is sent between two synchronisation points, so the lines
+that belong to it are known: before it, ``stop`` and ``ping`` (the search
+before it has answered, and nothing follows its ``done``); after it, ``ping``
+(an ``error`` up to the ``pong`` means the ``go`` was refused).
 """
 
 from __future__ import annotations
@@ -122,8 +128,8 @@ class Process:
                                      stderr=subprocess.PIPE, bufsize=0)
         self.lines: queue.Queue[str] = queue.Queue()
         self.stderr = b""
-        self.pongs = 0
         self.dones = 0
+        self.pings = self.pongs = 0  # sent, received
         threading.Thread(target=self._read_stdout, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
@@ -140,46 +146,70 @@ class Process:
     def send(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data + b"\n")
+        self.pings += command_of(data) == "ping"
 
-    def drain_until_pongs(self, wanted: int, timeout: float) -> None:
-        """Read (and check) output lines until ``wanted`` pongs have been seen in all."""
+    def read_until(self, word: str, timeout: float = 30) -> list[tuple[str, dict[str, str]]]:
+        """The (checked) output lines up to and including the next one starting with ``word``
+        (for ``pong``: the one answering the last ``ping`` sent)."""
         deadline = time.monotonic() + timeout
-        while self.pongs < wanted:
+        seen: list[tuple[str, dict[str, str]]] = []
+        while True:
             try:
                 line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"engine answered {self.pongs} of {wanted} pings "
-                                     f"(alive: {self.proc.poll() is None})") from None
+                raise AssertionError(f"no {word} within {timeout} s (alive: {self.proc.poll() is None}); "
+                                     f"read {seen[-5:]}") from None
             assert line.endswith("\n")
-            command, args = parse_line(line.rstrip("\n"))
+            command, pairs = parse_line(line.rstrip("\n"))
+            args = {key: value or "" for key, value in pairs}
             assert command in ANSWERS, line
             if command == "pong":
                 self.pongs += 1
+                if self.pongs < self.pings:
+                    continue
             elif command == "done":
                 self.dones += 1
-                assert args and args[0][0] == "move", line
+                assert not pairs or pairs[0][0] == "move", line
             elif command == "error":
-                assert [key for key, _ in args] == ["message"], line
+                assert list(args) == ["message"], line
+            seen.append((command, args))
+            if command == word:
+                return seen
+
+    def sync(self) -> list[tuple[str, dict[str, str]]]:
+        """``ping``, and the lines up to its ``pong``."""
+        self.send(b"ping")
+        return self.read_until("pong")
 
 
 def run_fuzz(count: int, seed: int) -> None:
     rng = random.Random(seed)
     engine = Process()
-    pings = gos = 0
+    accepted = refused = 0
     try:
         for number, data in enumerate(fuzz_lines(rng, count), start=1):
+            if command_of(data) != "go":
+                engine.send(data)
+                if number % 250 == 0:  # checkpoint: everything so far answered, engine alive
+                    engine.sync()
+                continue
+            engine.send(b"stop")
+            if engine.dones < accepted:  # the last accepted go has not been answered yet
+                engine.read_until("done")
+            # The engine is idle now: no info and no done before the pong (answers to earlier lines may).
+            assert not {"info", "done"} & {command for command, _ in engine.sync()}
             engine.send(data)
-            command = command_of(data)
-            pings += command == "ping"
-            gos += command == "go"
-            if number % 250 == 0:  # checkpoint: everything so far answered, engine alive
-                engine.send(b"ping")
-                pings += 1
-                engine.drain_until_pongs(pings, timeout=30)
+            answer = engine.sync()
+            if any(command == "error" and args["message"].startswith(("go ", "go takes"))
+                   for command, args in answer):
+                refused += 1
+            else:
+                accepted += 1
         engine.send(b"stop")
-        engine.send(b"ping")
-        engine.drain_until_pongs(pings + 1, timeout=30)
-        assert engine.dones <= gos
+        if engine.dones < accepted:
+            engine.read_until("done")
+        assert not {"info", "done"} & {command for command, _ in engine.sync()}
+        assert engine.dones == accepted and accepted > 50 and refused > 5, (engine.dones, accepted, refused)
         engine.send(b"quit")
         assert engine.proc.wait(timeout=10) == 0
         engine._stderr_reader.join(timeout=5)
