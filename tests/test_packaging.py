@@ -1,0 +1,69 @@
+"""The installed distribution: one import package, ``pedina``, and the console script."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pedina
+
+PEDINA = shutil.which("pedina")
+
+
+def test_the_distribution_installs_only_the_pedina_package_and_the_script() -> None:
+    files = importlib.metadata.files("pedina")
+    assert files is not None
+    outside = [str(path) for path in files
+               if not (path.parts[0] in ("pedina", f"pedina-{pedina.__version__}.dist-info")
+                       or path.name in ("pedina", "pedina.exe")
+                       or path.parts[0].startswith("__editable__"))]
+    assert outside == []
+    names = {path.parts[0] for path in files}
+    assert "engine" not in names and "protocol" not in names
+
+
+def test_the_version_has_one_source() -> None:
+    assert importlib.metadata.version("pedina") == pedina.__version__
+    assert PEDINA is not None
+    shown = subprocess.run([PEDINA, "--version"], capture_output=True, text=True, check=True).stdout
+    assert pedina.__version__ in shown
+
+
+def test_a_users_own_engine_folder_shadows_nothing(tmp_path: Path) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("raise ImportError('the user\\'s own engine package')\n")
+    (tmp_path / "protocol").mkdir()
+    (tmp_path / "protocol" / "__init__.py").write_text("raise ImportError('the user\\'s own protocol package')\n")
+    assert PEDINA is not None
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    perft = subprocess.run([PEDINA, "perft", "--depth", "5"], cwd=tmp_path, capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert perft.returncode == 0, perft.stderr
+    assert "7,361" in perft.stdout  # the start position's published count at depth 5
+    board = subprocess.run([sys.executable, "-c", "import pedina; print(pedina.Board())"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert board.returncode == 0, board.stderr
+    assert "32" in board.stdout  # the drawing shows square numbers
+
+
+def test_the_old_top_level_names_are_not_installed(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    for name in ("engine", "protocol"):
+        found = subprocess.run([sys.executable, "-c", f"import importlib.util; print(importlib.util.find_spec({name!r}))"],
+                               cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+        assert found.stdout.strip() == "None", (name, found.stdout)
+
+
+def test_the_library_never_imports_the_adapters() -> None:
+    library = Path(pedina.__file__).parent
+    offenders = [str(path.relative_to(library)) for path in library.glob("*.py")
+                 if "pedina.protocol" in path.read_text(encoding="utf-8")]
+    assert offenders == []
+    loaded = subprocess.run([sys.executable, "-c", "import sys, pedina, pedina.session, pedina.search; "
+                             "print(sorted(m for m in sys.modules if m.startswith('pedina.protocol')))"],
+                            capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "[]"
