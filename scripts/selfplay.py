@@ -23,6 +23,7 @@ from pedina.evaluate import Evaluator
 from pedina.movegen import generate_captures
 from pedina.protocol.match.inprocess import Player, choose_move
 from pedina.search import Limits, Searcher
+from pedina.session import Session
 from pedina.squares import BOARD
 
 MAX_PLIES = 200
@@ -39,7 +40,7 @@ def quiet(board: Board) -> bool:
 def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]:
     """One game of ``player`` against itself; returns (quiet FENs from ply 8 on, White's score)."""
     board = Board()
-    player.searcher.new_game()
+    player.engine.new_game()
     for _ in range(rng.randint(4, 8)):
         moves = board.legal_moves()
         if not moves:
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
 def generate_positions(games: int, depth: int, seed: int, out: str) -> None:
     """Play ``games`` games and write their labelled positions to ``out``."""
     rng = random.Random(seed)
-    player = Player(Searcher(hash_mb=16, evaluator=Evaluator()), Limits(depth=depth))
+    player = Player(Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=Evaluator())), Limits(depth=depth))
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     started = time.perf_counter()
     total = 0

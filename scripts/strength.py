@@ -26,6 +26,7 @@ from pedina.protocol.match.inprocess import Player, play_searcher_match
 from pedina.protocol.match.schedule import opening_lines
 from pedina.protocol.match.stats import EloEstimate
 from pedina.search import Limits, Searcher
+from pedina.session import Session
 
 
 def make_player(spec: str, name: str) -> Player:
@@ -46,7 +47,8 @@ def make_player(spec: str, name: str) -> Player:
                     move_time=float(options["time"]) if "time" in options else None)
     if limits.depth is None and limits.nodes is None and limits.move_time is None:
         raise SystemExit(f"player {spec!r} needs depth=, nodes= or time=")
-    return Player(Searcher(hash_mb=int(options.get("hash", 16)), evaluator=evaluator), limits, f"{name} ({spec})")
+    engine = Session(hash_mb=int(options.get("hash", 16)), searcher_factory=lambda mb: Searcher(mb, evaluator=evaluator))
+    return Player(engine, limits, f"{name} ({spec})")
 
 
 def spread_openings(count: int) -> list[list[Move]]:

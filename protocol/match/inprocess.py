@@ -14,24 +14,25 @@ from pedina.board import Board
 from pedina.move import Move
 from pedina.position import Position
 from pedina.protocol.match.stats import EloEstimate, elo_estimate
-from pedina.search import Limits, Searcher
+from pedina.session import Session
+from pedina.timeman import Limits
 
 
 @dataclass
 class Player:
-    """A searcher with the limits it plays each move under."""
+    """A search session with the limits it plays each move under."""
 
-    searcher: Searcher
+    engine: Session
     limits: Limits
     name: str = "player"
 
 
 def choose_move(player: Player, board: Board) -> Move:
     """The move ``player`` plays in ``board``, whose game is not over."""
-    result = player.searcher.search(board, player.limits)
-    if result.best is None:  # cannot happen while the side to move has a legal move
+    move = player.engine.think(board, player.limits).move
+    if move is None:  # cannot happen while the side to move has a legal move
         raise RuntimeError(f"no move found in {board.position.fen()}")
-    return result.best
+    return move
 
 
 def play_searcher_game(white: Player, black: Player, opening: list[Move], max_plies: int = 200,
@@ -45,8 +46,8 @@ def play_searcher_game(white: Player, black: Player, opening: list[Move], max_pl
     board = Board(start)
     for move in opening:
         board.push(move)
-    white.searcher.new_game()
-    black.searcher.new_game()
+    white.engine.new_game()
+    black.engine.new_game()
     while True:
         outcome = board.outcome()
         if outcome is not None:
