@@ -11,6 +11,7 @@ takeback logic takes the side to move at the start for the engine's colour.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import random
@@ -32,11 +33,14 @@ from draughts.engine import DXPEngine
 
 from pedina import Board, Position
 from pedina.move import Move
-from pedina.search import Info, Limits, Result, Searcher
-from pedina.protocol.dxp import (BackAccept, BackRequest, Chat, DxpError, DxpFollower, GameAccept, GameEnd, GameRequest,
-                          Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply, decode_frame,
-                          find_move, format_message, move_message, parse_message, position_from_dxp,
-                          position_to_dxp, think_limits)
+from pedina.search import Info, Result, Searcher
+from pedina.session import JOIN_TIMEOUT
+from pedina.timeman import GRACE, Limits, time_budget
+from pedina.protocol.dxp.follower import DxpFollower, think_limits
+from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpError, GameAccept, GameEnd, GameRequest,
+                                          Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
+                                          decode_frame, find_move, format_message, move_message, parse_message,
+                                          position_from_dxp, position_to_dxp)
 
 PEDINA = shutil.which("pedina")
 CI = os.environ.get("PEDINA_CI") == "1"
@@ -304,7 +308,8 @@ def log_since(server: Server, mark: int) -> list[tuple[float, str, str]]:
 
 def assert_no_trouble(entries: list[tuple[float, str, str]]) -> None:
     events = [text for _, direction, text in entries if direction == "#"]
-    trouble = [text for text in events if re.search(r"bad message|illegal|internal error|late|refused|failed", text)]
+    trouble = [text for text in events
+               if re.search(r"bad message|illegal|internal error|late|refused|failed|did not return", text)]
     assert not trouble, trouble
     assert not [text for _, direction, text in entries if direction == "<" and text.startswith("C")]
 
@@ -807,33 +812,53 @@ def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
                         out), out
 
 
-# -- the clock's safety net, in process -------------------------------------------------
+# -- the session's guarantees, in process ---------------------------------------------
 
 
-class StuckSearcher(Searcher):
-    """A searcher that ignores its limits and stop(): it ends 0.5 s late, with an error."""
-
-    def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
-              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
-        def run() -> None:
-            time.sleep(0.5)
-            on_done(None, RuntimeError("stuck"))
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        return thread
+#: How long a deaf search sleeps (seconds).
+DEAF_DELAY = 3.0
 
 
-def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
-    log = io.StringIO()
-    # 60 s less a 59.5 s margin leave 0.5 s on the clock: the hard limit is a few hundredths.
-    follower = DxpFollower(hash_mb=1, log=log, time_margin=59.5, message_gap=0.0, searcher_factory=StuckSearcher)
+class DeafSearcher(Searcher):
+    """A searcher that ignores its limits and stop(): every search sleeps ``delay`` seconds,
+    then raises ``failure`` if given, else returns the last legal move (not the first, the
+    session's fallback, so a late result that got through would show)."""
+
+    def __init__(self, hash_mb: int, delay: float = DEAF_DELAY, failure: Exception | None = None) -> None:
+        super().__init__(hash_mb)
+        self.delay = delay
+        self.failure = failure
+
+    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+        time.sleep(self.delay)
+        if self.failure is not None:
+            raise self.failure
+        move = board.legal_moves()[-1]
+        return Result(move, None, 0, 1, 0, self.delay, [move])
+
+
+@contextlib.contextmanager
+def follower_client(follower: DxpFollower) -> Iterator[RawClient]:
+    """A raw client on one end of a socket pair, ``follower`` serving the other on a thread."""
     ours, theirs = socket.socketpair()
     serving = threading.Thread(target=follower.serve_connection, args=(ours, "pair"), daemon=True)
     serving.start()
     client = RawClient.__new__(RawClient)
     client.sock, client.reader, client.frames = theirs, MessageReader(), deque()
     try:
+        yield client
+    finally:
+        client.close()
+        serving.join(5.0)
+        follower.close()
+
+
+def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
+    log = io.StringIO()
+    # 60 s less a 59.5 s margin leave 0.5 s on the clock: the hard limit is a few hundredths.
+    follower = DxpFollower(hash_mb=1, log=log, time_margin=59.5, message_gap=0.0,
+                           searcher_factory=lambda mb: DeafSearcher(mb, 0.5, RuntimeError("stuck")))
+    with follower_client(follower) as client:
         client.send(gamereq(follower_white=True, minutes=1))
         accepted_at, text = client.receive()
         assert parse_message(text) == GameAccept("Pedina", 0)
@@ -844,10 +869,88 @@ def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
         board.push(find_move(board.legal_moves(), message))
         assert moved_at - accepted_at < 0.4          # not the 0.5 s the search took
         send_move(client, board, board.legal_moves()[0].hub())
-        engine_move(client, board)                     # the next search waits for the stuck one, then answers
-    finally:
-        client.close()
-        serving.join(5.0)
-        follower.close()
-    assert "answering from its last main line" in log.getvalue()
-    assert "internal error in search: RuntimeError: stuck" in log.getvalue()
+        engine_move(client, board)                     # the next search runs on a new searcher
+    assert "answering from its last reported line" in log.getvalue()
+    wait_until(lambda: "search failed: RuntimeError: stuck" in log.getvalue())  # when the stuck search ends
+
+
+#: Time a move of the deaf-searcher games (seconds).
+DEAF_MOVE_TIME = 0.3
+#: Thread wake-ups and socket hops on a loaded machine (seconds).
+SLACK = 0.05
+#: The longest a message may wait before it is handled (seconds).
+PROMPT = 0.1
+
+
+def test_a_searcher_deaf_to_stop_gives_one_move_a_turn_and_the_next_message_is_prompt() -> None:
+    """Every search of a 3 s searcher deaf to stop is answered by the session at the move
+    time's watchdog limit; the messages after it (a takeback, a GAMEEND in the middle of a
+    search, a new GAMEREQ, a takeback in the middle of a search) are answered within
+    :data:`PROMPT`; and no turn ever gets two MOVEs, not even when the deaf searches end."""
+    log = io.StringIO()
+    follower = DxpFollower(hash_mb=1, log=log, move_time=DEAF_MOVE_TIME, message_gap=0.0, searcher_factory=DeafSearcher)
+    budget = time_budget(Limits(move_time=DEAF_MOVE_TIME))
+    assert budget is not None
+    # A MOVE that follows a stopped search may also wait for that search's answer (GRACE)
+    # and for the join before its stuck searcher is replaced.
+    later_move = GRACE + JOIN_TIMEOUT + budget.watchdog + SLACK
+
+    def answered(data: str, kind: str) -> float:
+        """Send ``data``; the reply of type ``kind`` must come within PROMPT. Its arrival time."""
+        sent = time.monotonic()
+        client.send(data)
+        arrived, text = client.receive()
+        assert text[:1] == kind, text
+        assert arrived - sent < PROMPT, (data, arrived - sent)
+        return arrived
+
+    def engine_moves_by(deadline: float) -> float:
+        """Read the engine's MOVE, which must come before ``deadline``, and play it on ``board``."""
+        arrived, text = client.receive()
+        message = parse_message(text)
+        assert isinstance(message, MoveMessage), text
+        board.push(find_move(board.legal_moves(), message))
+        assert arrived < deadline, arrived - deadline
+        return arrived
+
+    with follower_client(follower) as client:
+        board = Board()
+        accepted = answered(gamereq(follower_white=True), "A")
+        engine_moves_by(accepted + budget.watchdog + SLACK)
+
+        taken_back = answered("B001W", "K")     # back to the start, the engine to move
+        board.pop()
+        engine_moves_by(taken_back + later_move)
+
+        send_move(client, board, board.legal_moves()[0].hub())
+        time.sleep(0.1)                         # the engine is thinking
+        answered("E01", "E")                    # a GAMEEND abandons its search
+
+        board = Board()
+        answered(gamereq(follower_white=False), "A")
+        send_move(client, board, "22-18")
+        engine_moves_by(time.monotonic() + later_move)
+        send_move(client, board, board.legal_moves()[0].hub())
+        time.sleep(0.1)
+        taken_back = answered("B001Z", "K")     # mid-search, back to the engine's first move
+        board.pop()
+        board.pop()
+        engine_moves_by(taken_back + later_move)
+        send_move(client, board, board.legal_moves()[0].hub())
+        last_start = time.monotonic()
+        time.sleep(0.1)
+        answered("E01", "E")
+        # Every deaf search has ended by now: none of their results was sent.
+        assert client.silent(last_start + DEAF_DELAY + 0.3 - time.monotonic())
+    sent_since_received = 0
+    for line in log.getvalue().splitlines():
+        match = LOG_LINE.fullmatch(line)
+        assert match, line
+        direction, text = match.group(4, 5)
+        if direction == ">":
+            sent_since_received = 0
+        elif direction == "<" and text.startswith("M"):
+            sent_since_received += 1
+            assert sent_since_received == 1, "two MOVEs for one turn"
+    assert sum(1 for line in log.getvalue().splitlines() if " < M" in line) == 4
+    assert "its searcher is abandoned for a new one" in log.getvalue()

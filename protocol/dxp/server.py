@@ -1,0 +1,90 @@
+"""``pedina dxp``: a TCP server that serves DXP connections to a :class:`DxpFollower`.
+
+:func:`listen` opens the socket, :func:`serve` hands the connections it
+accepts to the Follower one after the other until Ctrl-C or SIGTERM, and
+:func:`dxp` is the command that does both with the options it is given.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+import threading
+from types import FrameType
+
+import click
+
+from pedina.protocol.dxp.follower import DxpFollower
+
+#: The port DXP programs listen on unless told otherwise.
+DEFAULT_PORT = 27531
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; :class:`OSError` (address in use, unknown host...) as the OS says."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=4)
+
+
+def serve(listener: socket.socket, follower: DxpFollower) -> None:
+    """Serve connections one after the other until interrupted (Ctrl-C or SIGTERM)."""
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, on_sigterm) if in_main else None
+    try:
+        while True:
+            conn, address = listener.accept()
+            follower.serve_connection(conn, f"{address[0]}:{address[1]}")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        follower.close()
+        listener.close()
+        if in_main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
+              help="TCP port (0: a free one, shown at start).")
+@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
+              help="Hash table size in MB.")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
+              help="Append every message both ways, with timestamps, to this file.")
+@click.option("--time-margin", type=click.FloatRange(0.0, 60.0), default=1.0, show_default=True,
+              help="Seconds of the clock kept in reserve (for network delays).")
+@click.option("--move-time", type=click.FloatRange(0.01, 3600.0), default=1.0, show_default=True,
+              help="Seconds a move when the GAMEREQ gives 0 minutes (no clock).")
+def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float) -> None:
+    """Play DamExchange (DXP) games over TCP as a listening Follower.
+
+    An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
+    GAMEREQ; Pedina plays the colour asked, on its own clock of the GAMEREQ's
+    minutes. Connections are served one after the other until Ctrl-C.
+    """
+    try:
+        listener = listen(host, port)
+    except OSError as error:
+        # create_server adds "(while attempting to bind ...)" to the OS's words: keep those only
+        reason = (error.strerror or str(error)).split(" (while attempting")[0]
+        raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
+    log = open(log_path, "a", encoding="utf-8") if log_path else None
+    try:
+        follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin,
+                               move_time=move_time)
+        bound = listener.getsockname()
+        click.echo(f"pedina dxp: listening on {bound[0]}:{bound[1]} (Ctrl-C to stop)")
+        sys.stdout.flush()
+        serve(listener, follower)
+    finally:
+        if log is not None:
+            log.close()
+
+
+__all__ = ["DEFAULT_PORT", "dxp", "listen", "serve"]
