@@ -76,6 +76,7 @@ class _SearchJob:
         self.answered = threading.Event()   # set once on_answer has returned
         self.finished = False               # the searcher has returned
         self.stop_requested = False
+        self.abandoned = False              # answered without the searcher, which is still running
         self.deadline: float | None = None  # when the watchdog answers without the searcher
         self.last_line: list[Move] = []
 
@@ -130,7 +131,9 @@ class Session:
         self._finish(GRACE)
         thread = self._thread
         if thread is not None:
-            thread.join(JOIN_TIMEOUT)
+            job = self._job
+            if job is None or not job.abandoned:  # a searcher that answered returns within microseconds
+                thread.join(JOIN_TIMEOUT)
             if thread.is_alive():
                 self._note("a stopped search did not return: its searcher is abandoned for a new one")
                 self._searcher = None
@@ -160,6 +163,7 @@ class Session:
         has no legal move, ``on_answer`` gets a moveless :class:`Answer` before
         this returns.
         """
+        asked = time.monotonic()  # the clock runs from here, whatever the wait for a free searcher
         searcher = self.searcher
         job = _SearchJob(board.copy(), replace(limits), on_info, on_answer)
         self._job = job
@@ -167,7 +171,7 @@ class Session:
             self._answer(job, None)
             return
         if not limits.ponder:
-            job.start_clock(time.monotonic())
+            job.start_clock(asked)
         self._thread = searcher.start(job.board, job.limits, lambda info: self._on_info(job, info),
                                       lambda result, error: self._on_done(job, result, error))
         threading.Thread(target=self._watch, args=(job, searcher), name="pedina-watchdog", daemon=True).start()
@@ -255,6 +259,7 @@ class Session:
             if job.stop_requested and job.changed.wait_for(lambda: job.finished, GRACE):
                 return
             self._note("the search did not return in time: answering from its last reported line")
+            job.abandoned = True
             self._answer(job, None)
 
     def _answer(self, job: _SearchJob, result: Result | None) -> None:
