@@ -1,9 +1,25 @@
 """Pedina: an Italian draughts (Dama italiana) engine.
 
-The rules core is :class:`Position` (pieces and side to move), :class:`Move`
-(a legal move with its path and captures) and :class:`Board` (a game record),
-with :func:`legal_moves`, :func:`parse_move` and the PDN functions
-(:func:`read_games`, :func:`write_game`).
+The rules are those of the Italian federation (FID), written out in the
+project's ``docs/rules.md``::
+
+    import pedina
+
+    board = pedina.Board()               # or pedina.Board("W:W21-32:B1-12")
+    board.push_text("23-19")
+    print(board)                         # the board, with the square numbers
+    result = pedina.Searcher().search(board, pedina.Limits(depth=8))
+    print(board.pdn(result.best), result.score)
+
+:class:`Position` is a position (pieces and side to move), :class:`Move` a move
+as a value, :class:`Board` a game record that knows its end (:meth:`Board.outcome`,
+an :class:`Outcome` with its :class:`Termination`). :func:`legal_moves` and
+:func:`parse_move` give a position's moves, :func:`read_game`, :func:`read_games`
+and :func:`write_game` read and write PDN, :func:`perft` counts move trees, and
+:class:`Searcher` searches under :class:`Limits`, reporting :class:`Info` on the
+way and a :class:`Result` at the end. Bad input raises a :class:`ValueError`
+subclass that says what is wrong: :class:`PositionError`, :class:`MoveError`
+(:class:`IllegalMoveError`, :class:`AmbiguousMoveError`) or :class:`PdnError`.
 """
 
 from pedina.board import Board, Outcome, Termination
@@ -11,11 +27,14 @@ from pedina.move import AmbiguousMoveError, IllegalMoveError, Move, MoveError, f
 from pedina.pdn import PdnError, PdnGame, read_game, read_games, write_game
 from pedina.perft import perft
 from pedina.position import START_FEN, START_HUB, Position, PositionError
+from pedina.search import Info, Result, Searcher
+from pedina.timeman import Limits
 
+#: The package version.
 __version__ = "0.2.0"
 
 __all__ = [
-    "AmbiguousMoveError", "Board", "IllegalMoveError", "Move", "MoveError", "Outcome", "Position",
-    "PdnError", "PdnGame", "PositionError", "START_FEN", "Termination", "START_HUB", "format_pdn", "legal_moves",
-    "parse_move", "perft", "read_game", "read_games", "write_game",
+    "AmbiguousMoveError", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
+    "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher",
+    "Termination", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games", "write_game",
 ]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from pedina.move import Move, legal_moves, parse_move
+from pedina.move import IllegalMoveError, Move, format_pdn, legal_moves, parse_move
 from pedina.position import Position
+from pedina.squares import SQUARE_BIT
 
 
 class Termination(enum.Enum):
@@ -44,10 +45,18 @@ class Outcome:
 class Board:
     """A game from a start position, with the moves played so far.
 
+    The game starts from ``start``: a :class:`Position`, a FEN or Hub string,
+    or ``None`` for the initial position (the ``start`` attribute is always a
+    :class:`Position`). ``moves`` are the moves played and ``positions`` the
+    positions they led through (``start`` first, the current one last).
+
     Knows repetitions (the same position with the same side to move) and the
     40-move count (plies without a man move or a capture). Both thresholds are
     settings: ``repetitions`` occurrences draw (3 under FID rules) and
     ``quiet_plies`` plies draw (80).
+
+    ``str()`` draws the current position (:meth:`Position.diagram`), ``repr()``
+    gives its FEN, e.g. ``Board('W:W21,22,...:B1,2,...')``.
     """
 
     def __init__(self, start: Position | str | None = None, *, repetitions: int = 3,
@@ -74,6 +83,7 @@ class Board:
         return self._quiet[-1]
 
     def copy(self) -> Board:
+        """An independent copy: pushing to or popping from it leaves this board alone."""
         board = Board(self.start, repetitions=self.repetitions, quiet_plies=self.quiet_plies)
         board.moves = list(self.moves)
         board.positions = list(self.positions)
@@ -81,18 +91,33 @@ class Board:
         return board
 
     def legal_moves(self) -> list[Move]:
+        """The legal moves of the current position."""
         return legal_moves(self.position)
 
     def parse_move(self, text: str) -> Move:
         """Resolve move text (Hub, PDN or full path) in the current position."""
         return parse_move(self.position, text)
 
+    def pdn(self, move: Move) -> str:
+        """PDN text of a legal move of the current position: ``23-19``, ``22x13``, or
+        every landing square when another legal capture shares start and end.
+
+        Raises :class:`IllegalMoveError` when ``move`` is not legal here.
+        """
+        moves = self.legal_moves()
+        if move not in moves:
+            raise IllegalMoveError(f"illegal move {move.hub()} in position {self.position.fen()}")
+        return format_pdn(move, moves)
+
     def push(self, move: Move) -> None:
-        """Play a legal move (from :meth:`legal_moves` or :meth:`parse_move`)."""
+        """Play a legal move of the current position.
+
+        Raises :class:`IllegalMoveError` when it is not one.
+        """
         position = self.position
-        reversible = not move.captured and bool(move.raw[0] & position.kings)
-        self.positions.append(position.play_raw(move.raw))
+        self.positions.append(position.play(move))
         self.moves.append(move)
+        reversible = not move.captured and bool(SQUARE_BIT[move.start] & position.kings)
         self._quiet.append(self._quiet[-1] + 1 if reversible else 0)
 
     def push_text(self, text: str) -> Move:
@@ -139,4 +164,11 @@ class Board:
         return outcome.result() if outcome else "*"
 
     def is_game_over(self) -> bool:
+        """Whether the game has ended (see :meth:`outcome`)."""
         return self.outcome() is not None
+
+    def __str__(self) -> str:
+        return str(self.position)
+
+    def __repr__(self) -> str:
+        return f"Board({self.position.fen()!r})"

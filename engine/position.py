@@ -1,87 +1,51 @@
-"""Positions: pieces and side to move, Zobrist keys, PDN FEN and Hub strings."""
+"""Positions: pieces and side to move, PDN FEN and Hub strings, the board diagram."""
 
 from __future__ import annotations
 
-import random
 import re
+from collections.abc import Iterable
 
+from pedina.move import IllegalMoveError, Move
 from pedina.movegen import RawMove, count_moves, generate
 from pedina.squares import (
     BLACK_PROMOTION,
-    BOARD,
     SQUARE_BIT,
     WHITE_PROMOTION,
     squares_of,
 )
 
+#: Most pieces a side can have (the twelve it starts with).
 MAX_PIECES = 12
+#: The initial position as a Hub string.
 START_HUB = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
+#: The initial position as a PDN FEN.
 START_FEN = "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
+
+#: How :meth:`Position.diagram` draws the Hub letters.
+_DIAGRAM_PIECES = {"w": "w", "W": "W", "b": "b", "B": "B", "e": "."}
 
 
 class PositionError(ValueError):
     """A position text (FEN or Hub string) or a piece placement is invalid."""
 
 
-def _zobrist_tables() -> tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int], int]:
-    rng = random.Random(0x5EED_DA3A)
-    tables = tuple({SQUARE_BIT[n]: rng.getrandbits(64) for n in range(1, 33)} for _ in range(4))
-    return tables[0], tables[1], tables[2], tables[3], rng.getrandbits(64)
-
-
-#: Zobrist keys by square bit: white man, white king, black man, black king; and
-#: the key xored in when Black is to move.
-Z_WHITE_MAN, Z_WHITE_KING, Z_BLACK_MAN, Z_BLACK_KING, Z_BLACK_TO_MOVE = _zobrist_tables()
-
-
-def zobrist(white: int, black: int, kings: int, white_to_move: bool) -> int:
-    """Zobrist key of a position, computed from scratch."""
-    key = 0 if white_to_move else Z_BLACK_TO_MOVE
-    for bits, men_table, king_table in ((white, Z_WHITE_MAN, Z_WHITE_KING),
-                                        (black, Z_BLACK_MAN, Z_BLACK_KING)):
-        while bits:
-            low = bits & -bits
-            bits ^= low
-            key ^= king_table[low] if low & kings else men_table[low]
-    return key
-
-
-def zobrist_delta(move: RawMove, kings: int, white_to_move: bool) -> int:
-    """What a move xors into the key of the position it is played from."""
-    frm, to, taken, _, _ = move
-    if white_to_move:
-        mine_man, mine_king, their_man, their_king = Z_WHITE_MAN, Z_WHITE_KING, Z_BLACK_MAN, Z_BLACK_KING
-        promotion = WHITE_PROMOTION
-    else:
-        mine_man, mine_king, their_man, their_king = Z_BLACK_MAN, Z_BLACK_KING, Z_WHITE_MAN, Z_WHITE_KING
-        promotion = BLACK_PROMOTION
-    if frm & kings:
-        key = mine_king[frm] ^ mine_king[to]
-    else:
-        key = mine_man[frm] ^ (mine_king[to] if to & promotion else mine_man[to])
-    while taken:
-        low = taken & -taken
-        taken ^= low
-        key ^= their_king[low] if low & kings else their_man[low]
-    return key ^ Z_BLACK_TO_MOVE
-
-
 class Position:
     """An immutable position: the pieces of both sides and the side to move.
 
     ``white``, ``black`` and ``kings`` are bitboards in the layout of
-    :mod:`pedina.squares`; ``key`` is the Zobrist key, kept up to date
-    incrementally by :meth:`play`.
+    :mod:`pedina.squares` (the constructor takes them unchecked; build positions
+    with :meth:`start`, :meth:`parse`, :meth:`from_fen`, :meth:`from_hub` or
+    :meth:`from_squares`). ``str()`` draws the board (:meth:`diagram`),
+    ``repr()`` gives the FEN.
     """
 
-    __slots__ = ("white", "black", "kings", "white_to_move", "key")
+    __slots__ = ("white", "black", "kings", "white_to_move")
 
-    def __init__(self, white: int, black: int, kings: int, white_to_move: bool, key: int | None = None) -> None:
+    def __init__(self, white: int, black: int, kings: int, white_to_move: bool) -> None:
         self.white = white
         self.black = black
         self.kings = kings
         self.white_to_move = white_to_move
-        self.key = zobrist(white, black, kings, white_to_move) if key is None else key
 
     # -- construction -------------------------------------------------------------
 
@@ -218,8 +182,37 @@ class Position:
             parts.append(colour + ",".join(items))
         return ":".join(parts)
 
+    def diagram(self, flipped: bool = False, marked: Iterable[int] = ()) -> str:
+        """The board as text, seen from White (from Black when ``flipped``).
+
+        Files a-h and ranks 1-8 frame the board; each dark square shows its
+        piece and its number, so square 1 is top left (a8) and 32 bottom right
+        (h1) from White's side. Pieces are ``w``/``W`` (white man/king) and
+        ``b``/``B`` (black); ``.`` is an empty square. Squares in ``marked``
+        (e.g. the last move's) are bracketed.
+        """
+        pieces = self.hub()
+        marks = set(marked)
+        order = range(7, -1, -1) if flipped else range(8)
+        files = "   " + "".join(f"   {chr(ord('a') + column)}  " for column in order).rstrip()
+        border = "   +" + "-" * 48 + "+"
+        lines = [files, border]
+        for row in order:
+            cells = []
+            for column in order:
+                if (row + column) % 2:  # light squares are never played on
+                    cells.append("      ")
+                    continue
+                square = row * 4 + column // 2 + 1
+                text = f"{_DIAGRAM_PIECES[pieces[square]]}{square:>3}"
+                cells.append(f"[{text}]" if square in marks else f" {text} ")
+            rank = 8 - row
+            lines.append(f" {rank} |" + "".join(cells) + f"| {rank}")
+        lines += [border, files]
+        return "\n".join(lines)
+
     def __str__(self) -> str:
-        return self.fen()
+        return self.diagram()
 
     def __repr__(self) -> str:
         return f"Position.from_fen({self.fen()!r})"
@@ -229,8 +222,7 @@ class Position:
                 and self.kings == other.kings and self.white_to_move == other.white_to_move)
 
     def __hash__(self) -> int:
-        # hash() folds the 64-bit key into the platform's hash width (mypyc needs that).
-        return hash(self.key)
+        return hash((self.white, self.black, self.kings, self.white_to_move))
 
     # -- queries ------------------------------------------------------------------
 
@@ -238,8 +230,8 @@ class Position:
         """``w``/``W`` white man/king, ``b``/``B`` black man/king, ``e`` empty (Hub letters)."""
         return self.hub()[square] if 1 <= square <= 32 else "e"
 
-    def raw_moves(self) -> list[RawMove]:
-        """Legal moves as raw tuples (see :mod:`pedina.movegen`)."""
+    def _raw_moves(self) -> list[RawMove]:
+        """Legal moves as movegen tuples (see :mod:`pedina.movegen`)."""
         if self.white_to_move:
             return generate(self.white, self.black, self.kings, True)
         return generate(self.black, self.white, self.kings, False)
@@ -250,13 +242,23 @@ class Position:
             return count_moves(self.white, self.black, self.kings, True)
         return count_moves(self.black, self.white, self.kings, False)
 
-    def play_raw(self, move: RawMove) -> Position:
-        """The position after a raw move (not checked for legality)."""
-        frm, to, taken, toggle, _ = move
-        key = self.key ^ zobrist_delta(move, self.kings, self.white_to_move)
-        if self.white_to_move:
-            return Position(self.white ^ frm ^ to, self.black ^ taken, self.kings ^ toggle, False, key)
-        return Position(self.white ^ taken, self.black ^ frm ^ to, self.kings ^ toggle, True, key)
+    def play(self, move: Move) -> Position:
+        """The position after ``move``.
+
+        Raises :class:`IllegalMoveError` when ``move`` is not a legal move of
+        this position (one of another position, say).
+        """
+        frm, to = SQUARE_BIT[move.start], SQUARE_BIT[move.end]
+        taken = 0
+        for square in move.captured:
+            taken |= SQUARE_BIT[square]
+        for raw in self._raw_moves():
+            if raw[0] == frm and raw[1] == to and raw[2] == taken:
+                toggle = raw[3]
+                if self.white_to_move:
+                    return Position(self.white ^ frm ^ to, self.black ^ taken, self.kings ^ toggle, False)
+                return Position(self.white ^ taken, self.black ^ frm ^ to, self.kings ^ toggle, True)
+        raise IllegalMoveError(f"illegal move {move.hub()} in position {self.fen()}")
 
     def piece_count(self) -> tuple[int, int, int, int]:
         """(white men, white kings, black men, black kings)."""
@@ -264,4 +266,4 @@ class Position:
                 (self.black & ~self.kings).bit_count(), (self.black & self.kings).bit_count())
 
 
-__all__ = ["BOARD", "Position", "PositionError", "START_FEN", "START_HUB", "zobrist", "zobrist_delta"]
+__all__ = ["MAX_PIECES", "Position", "PositionError", "START_FEN", "START_HUB"]

@@ -230,7 +230,7 @@ class Searcher:
         if not root_moves:
             return Result(None, None, -WIN, 0, 0, time.perf_counter() - start)
         if len(root_moves) == 1 and limits.on_clock:
-            move = Move(root_moves[0])
+            move = Move._from_raw(root_moves[0])
             return Result(move, None, 0, 0, 0, time.perf_counter() - start, [move])
         history = [identity(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
                    for p in board.positions[max(0, len(board.positions) - 1 - quiet):-1]]
@@ -272,7 +272,7 @@ class Searcher:
         self._wait_if_pondering(limits)
         if not results:  # not even depth 1 finished: any legal move beats none
             results = [(0, order[0])]
-        score, best = self._pick(results, position.key) if skilled else results[0]
+        score, best = self._pick(results, hash(position)) if skilled else results[0]
         pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
         elapsed = time.perf_counter() - start
         return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv)
@@ -573,7 +573,7 @@ class Searcher:
         seen = {identity(us, them, kings, white)}
         move: RawMove | None = line[0]
         while move is not None and len(pv) < limit:
-            pv.append(Move(move))
+            pv.append(Move._from_raw(move))
             frm, to, taken, toggle, _ = move
             us, them, kings, white = them ^ taken, us ^ frm ^ to, kings ^ toggle, not white
             ident = identity(us, them, kings, white)

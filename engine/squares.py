@@ -1,6 +1,6 @@
 """Board geometry: FID square numbers and the internal bitboard layout.
 
-Squares are numbered 1..32 as in ``docs/italian-rules.md`` (1 = a8, 32 = h1, seen
+Squares are numbered 1..32 as in ``docs/rules.md`` (1 = a8, 32 = h1, seen
 from White). Internally every set of squares is an ``int`` in a 36-bit "ghost"
 layout: each pair of rows takes nine bits, the fifth of which is a ghost square
 that no piece can stand on. In that layout every diagonal step is a shift by a
@@ -10,6 +10,7 @@ per-row masks.
 """
 
 from __future__ import annotations
+
 
 def _bit_index(square: int) -> int:
     """Bit position of FID ``square`` (1..32) in the ghost layout."""

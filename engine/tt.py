@@ -58,24 +58,19 @@ class TranspositionTable:
         self.table = [None] * self.size
 
     def clear(self) -> None:
+        """Empty every slot (the size stays)."""
         self.table = [None] * self.size
 
     def index(self, ident: int) -> int:
+        """The slot of a position identity (the search inlines this in its hot loop)."""
         # The hash of a 1-tuple mixes every bit of the identity into the low ones
         # (an int's own hash is the int modulo 2**61 - 1, which leaves most of the
         # board out of the low bits), and costs half what arithmetic mixing does.
         return hash((ident,)) & self.mask
 
     def probe(self, ident: int) -> Entry | None:
+        """The entry stored for exactly this identity, or ``None``."""
         entry = self.table[self.index(ident)]
         if entry is not None and entry[0] == ident:
             return entry
         return None
-
-    def store(self, ident: int, depth: int, flag: int, score: int, move: RawMove | None, forced: bool) -> None:
-        self.table[self.index(ident)] = (ident, depth, flag, score, move, forced)
-
-    def usage(self) -> float:
-        """Fraction of slots filled, from the first thousand (like UCI hashfull / 1000)."""
-        sample = self.table[:1000]
-        return sum(1 for entry in sample if entry is not None) / len(sample)

@@ -98,7 +98,7 @@ def perft(position: str, depth: int, divide: bool) -> None:
         started = time.perf_counter()
         total = 0
         for move in legal_moves(root):
-            count = count_leaves(root.play_raw(move.raw), depth - 1)
+            count = count_leaves(root.play(move), depth - 1)
             total += count
             click.echo(f"{move.hub():<24} {count:>13,}")
         elapsed = time.perf_counter() - started

@@ -41,30 +41,8 @@ def square_at(row: int, column: int) -> int | None:
 
 
 def draw_board(position: Position, flipped: bool = False, marked: tuple[int, ...] = ()) -> str:
-    """The position as text: files a-h, ranks 1-8, each dark square with its piece and number.
-
-    Pieces are ``w``/``W`` (white man/king) and ``b``/``B`` (black); ``.`` is an empty
-    square. Squares in ``marked`` (e.g. the last move's) are bracketed.
-    """
-    rows = range(7, -1, -1) if flipped else range(8)
-    columns = list(range(7, -1, -1) if flipped else range(8))
-    files = "".join(f"   {chr(ord('a') + column)}  " for column in columns)
-    border = "   +" + "-" * 48 + "+"
-    lines = ["   " + files, border]
-    for row in rows:
-        cells = []
-        for column in columns:
-            square = square_at(row, column)
-            if square is None:
-                cells.append("      ")
-                continue
-            piece = _PIECES[position.piece_at(square)]
-            text = f"{piece}{square:>3}"
-            cells.append(f"[{text}]" if square in marked else f" {text} ")
-        rank = 8 - row
-        lines.append(f" {rank} |" + "".join(cells) + f"| {rank}")
-    lines += [border, "   " + files]
-    return "\n".join(lines)
+    """The position as text, with coordinates and square numbers (:meth:`pedina.Position.diagram`)."""
+    return position.diagram(flipped, marked)
 
 
 def side_name(white: bool) -> str:

@@ -1,4 +1,4 @@
-"""The game record: repetitions, the 40-move count, results, takebacks."""
+"""The game record: repetitions, the 40-move count, results, takebacks, legality of pushed moves."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pedina import Board, Position, Termination
+from pedina import Board, IllegalMoveError, Move, Position, Termination
 
 # Two kings, each with one square to shuffle to and back.
 KINGS = "W:WK1:BK32"
@@ -127,3 +127,16 @@ def test_push_pop_restores_everything(random_games: Callable[..., list[Board]]) 
 def test_start_can_be_text_or_position() -> None:
     fen = "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
     assert Board(fen).position == Board(Position.from_fen(fen)).position == Board(Position.from_fen(fen).hub()).start
+
+
+def test_push_refuses_an_illegal_move_and_keeps_the_board() -> None:
+    board = Board()
+    board.push_text("23-19")
+    with pytest.raises(IllegalMoveError, match=r"illegal move 22-18 in position B:"):
+        board.push(Move(22, (18,)))  # White's move, but Black is to move
+    assert len(board.moves) == len(board.positions) - 1 == 1 and board.reversible_plies == 0
+    # Any value equal to a legal move plays it: here a king's ring run the other way round.
+    ring = Board("W:WK26:B13,14,21,22")
+    (legal,) = ring.legal_moves()
+    ring.push(Move(26, tuple(reversed(legal.path[:-1])) + (26,)))
+    assert ring.position == Position.from_fen("B:WK26:B") and ring.reversible_plies == 0

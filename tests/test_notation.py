@@ -16,7 +16,6 @@ from pedina import (
     legal_moves,
     parse_move,
 )
-from pedina.squares import BIT_SQUARE
 
 # A white man with two different double captures from 26 to 10 (over 21, 13 or
 # over 22, 14): PDN must write the landing squares.
@@ -39,25 +38,21 @@ def _check_round_trips(position: Position) -> int:
     assert len(set(pdn_texts)) == len(moves), position.fen()
     assert len({move.hub() for move in moves}) == len(moves), position.fen()
     full = 0
+    mover = "wW" if position.white_to_move else "bB"
     for move, pdn in zip(moves, pdn_texts):
-        frm, to, taken, _, path = move.raw
-        assert (BIT_SQUARE[frm], BIT_SQUARE[to]) == (move.start, move.end)
-        assert sorted(BIT_SQUARE[bit] for bit in _bits(taken)) == sorted(move.captured)
+        # The value rebuilt from its start and path is the same move, jumping the same pieces.
+        again = Move(move.start, move.path)
+        assert (again, again.captured, eval(repr(move))) == (move, move.captured, move)
         assert len(move.path) == max(1, len(move.captured))
+        after = position.play(move)
+        assert position.piece_at(move.start) in mover and after.piece_at(move.end) in mover
+        assert all(position.piece_at(s) not in mover + "e" and after.piece_at(s) == "e" for s in move.captured)
         for text in (move.hub(), pdn, move.full_path(), str(move)):
             assert parse_move(position, text, moves) == move, (position.fen(), text)
         if pdn.count("x") > 1:
             assert pdn == move.full_path()
             full += 1
     return full
-
-
-def _bits(bits: int) -> list[int]:
-    out = []
-    while bits:
-        out.append(bits & -bits)
-        bits &= bits - 1
-    return out
 
 
 def test_round_trips_for_every_legal_move(random_positions: Callable[..., list[Position]]) -> None:
@@ -73,7 +68,7 @@ def test_texts_of_a_capture() -> None:
     (move,) = legal_moves(position)
     assert (move.start, move.end, move.path, move.captured) == (31, 8, (24, 15, 8), (28, 20, 12))
     assert (move.hub(), move.full_path(), format_pdn(move, [move])) == ("31x8x12x20x28", "31x24x15x8", "31x8")
-    assert move.is_capture and repr(move) == "Move('31x8x12x20x28')"
+    assert move.is_capture and repr(move) == "Move(31, (24, 15, 8))" and str(move) == "31x8x12x20x28"
     # Captured squares may come in any order in Hub text; ':' is accepted as separator.
     for text in ("31x8x28x12x20", "31X8", "31:24:15:8", " 31x8! ", "31-8"):
         assert parse_move(position, text) == move
@@ -103,9 +98,33 @@ def test_ring_capture_is_one_move() -> None:
 
 
 def test_move_equality_ignores_the_path() -> None:
-    moves = legal_moves(Position.from_fen(RING))
-    same = Move(moves[0].raw)
-    assert same == moves[0] and hash(same) == hash(moves[0]) and same != "26x26"
+    (ring,) = legal_moves(Position.from_fen(RING))
+    other_way = Move(26, tuple(reversed(ring.path[:-1])) + (26,))
+    assert other_way.path != ring.path and other_way.captured != ring.captured
+    assert other_way == ring and hash(other_way) == hash(ring) and other_way != "26x26"
+    assert Move(22, (18,)) != Move(22, (19,)) and Move(22, (15,)) != Move(22, (13, 6))
+
+
+@pytest.mark.parametrize(("start", "path", "message"), [
+    (22, (), "needs at least one landing square"),
+    (0, (5,), "square 0 is not between 1 and 32"),
+    (22, (33,), "square 33 is not between 1 and 32"),
+    (22, ("18",), "square '18' is not between 1 and 32"),
+    (22, (17,), "22x17 is neither a diagonal step nor a chain of diagonal jumps"),
+    (22, (18, 14), "22x18x14 is neither"),
+    (22, (13, 6, 14), "22x13x6x14 is neither"),
+    (1, (8,), "1x8 is neither"),  # as far apart as a jump, but across the board's edge
+])
+def test_move_values_are_checked(start: int, path: tuple[int, ...], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Move(start, path)
+
+
+def test_move_value_fields() -> None:
+    step, jump, chain = Move(22, (18,)), Move(22, (15,)), Move(22, [13, 6])
+    assert (step.end, step.path, step.captured, step.is_capture) == (18, (18,), (), False)
+    assert (jump.end, jump.captured, jump.is_capture) == (15, (19,), True)
+    assert (chain.end, chain.path, chain.captured) == (6, (13, 6), (18, 10))
 
 
 @pytest.mark.parametrize(("text", "error", "message"), [

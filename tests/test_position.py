@@ -1,14 +1,12 @@
-"""Positions: FEN and Hub text both ways, validation, Zobrist keys."""
+"""Positions: FEN and Hub text both ways, validation, equality and hashing, playing moves."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 import pytest
 
-from pedina import START_FEN, START_HUB, Board, Position, PositionError
-from pedina.position import zobrist
+from pedina import START_FEN, START_HUB, Board, IllegalMoveError, Move, Position, PositionError, legal_moves
 
 
 def test_start_position_texts() -> None:
@@ -40,7 +38,7 @@ def test_round_trips_of_random_positions(random_positions: Callable[..., list[Po
     for position in random_positions(3000, 21):
         fen, hub = position.fen(), position.hub()
         again = Position.from_fen(fen)
-        assert again == position and again.key == position.key
+        assert again == position and hash(again) == hash(position)
         assert Position.from_hub(hub) == position
         assert Position.parse(fen).hub() == hub
         assert Position.parse(hub).fen() == fen
@@ -83,26 +81,36 @@ def test_from_squares_validates() -> None:
         Position.from_squares(white_kings=list(range(1, 14)))
 
 
-def test_incremental_key_equals_scratch_key_along_random_games(
-        random_games: Callable[..., list[Board]]) -> None:
-    rng = random.Random(3)
+def test_play_gives_the_positions_of_random_games(random_games: Callable[..., list[Board]]) -> None:
     starts = [None] + [Position.from_fen(f) for f in ("B:W30,21,22,17,20,K6:B25,28,9,5,1,3",
                                                        "W:WK1,K7,K15:BK3,5,K13,K14,K18,20,21,K22,K23,K31")]
-    keys: dict[str, int] = {}
-    for index in range(60):
-        start = starts[index % len(starts)]
-        for board in random_games(1, rng.randrange(10**9), start):
-            for position in board.positions:
-                assert position.key == zobrist(position.white, position.black, position.kings,
-                                               position.white_to_move), position.fen()
-                assert position.key == Position.from_hub(position.hub()).key
-                keys[position.hub()] = position.key
-    # The keys tell positions apart (no collisions among a few thousand positions).
-    assert len(keys) > 2000
-    assert len(set(keys.values())) == len(keys)
+    seen: set[Position] = set()
+    for index, start in enumerate(starts):
+        for board in random_games(20, 50 + index, start):
+            position = board.start
+            for move, after in zip(board.moves, board.positions[1:]):
+                position = position.play(move)
+                assert position == after, after.fen()
+            seen.update(board.positions)
+    # Hashing tells a few thousand positions apart and agrees with equality.
+    assert len(seen) > 2000
+    assert len({hash(p) for p in seen}) == len(seen)
+    assert all(Position.from_hub(p.hub()) in seen for p in list(seen)[:200])
 
 
-def test_side_to_move_changes_the_key() -> None:
+def test_play_refuses_a_move_of_another_position() -> None:
+    start = Position.start()
+    for move in (Move(18, (14,)), Move(22, (26,)), Move(22, (15,))):  # no piece, backwards, nothing to jump
+        with pytest.raises(IllegalMoveError, match=rf"illegal move {move.hub()} in position W:W21,22"):
+            start.play(move)
+    # Start, end and captured squares agree, but the captured piece is a king here and
+    # a man there: the move of the other position must not carry its piece over.
+    (capture,) = legal_moves(Position.from_fen("W:WK19:B15"))
+    after = Position.from_fen("W:WK19:BK15").play(capture)
+    assert after == Position.from_fen("B:WK12:B")
+
+
+def test_side_to_move_changes_equality_and_hash() -> None:
     white = Position.from_fen("W:W21:B1")
     black = Position.from_fen("B:W21:B1")
-    assert white != black and white.key != black.key and hash(white) != hash(black)
+    assert white != black and hash(white) != hash(black)
