@@ -77,6 +77,7 @@ class Info:
 
     @property
     def nps(self) -> float:
+        """Nodes per second so far (0 before any time has passed)."""
         return self.nodes / self.time if self.time > 0 else 0.0
 
 

@@ -1,6 +1,7 @@
 """The search session: the one way every adapter runs searches, and why they always answer.
 
-A :class:`Session` owns a :class:`~pedina.search.Searcher` and runs one search
+A :class:`Session` owns a searcher (a :class:`~pedina.search.Searcher`, or any
+object with the :class:`SupportsSearch` interface) and runs one search
 at a time on it. :meth:`Session.go` returns at once; the search reports lines
 through ``on_info`` and ends with exactly one call of ``on_answer``. The Hub
 engine, the DXP Follower, ``pedina play``, ``pedina analyze`` and the in-process
@@ -28,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Protocol
 
 from pedina.board import Board
 from pedina.move import Move
@@ -56,6 +57,27 @@ class Answer:
 
 InfoCallback = Callable[[Info], None]
 AnswerCallback = Callable[[Answer], None]
+
+
+class SupportsSearch(Protocol):
+    """What a session needs of a searcher: :class:`~pedina.search.Searcher` has it, and so
+    can a test's stub without inheriting from it (a compiled ``Searcher`` cannot be subclassed)."""
+
+    hash_mb: int
+    multipv: int
+    skill: int
+    seed: int
+
+    def set_hash_size(self, mb: int) -> None: ...
+
+    def new_game(self) -> None: ...
+
+    def start(self, board: Board, limits: Limits, on_info: InfoCallback | None,
+              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread: ...
+
+    def stop(self) -> None: ...
+
+    def ponder_hit(self) -> None: ...
 
 
 class _SearchJob:
@@ -96,7 +118,7 @@ class Session:
     searcher), for the adapter to log or show.
     """
 
-    def __init__(self, *, hash_mb: int = 64, searcher_factory: Callable[[int], Searcher] = Searcher,
+    def __init__(self, *, hash_mb: int = 64, searcher_factory: Callable[[int], SupportsSearch] = Searcher,
                  report: Callable[[str], None] | None = None) -> None:
         self.hash_mb = hash_mb
         self.multipv = 1
@@ -104,7 +126,7 @@ class Session:
         self.seed = 0
         self._factory = searcher_factory
         self._report = report
-        self._searcher: Searcher | None = None
+        self._searcher: SupportsSearch | None = None
         self._thread: threading.Thread | None = None
         self._job: _SearchJob | None = None
 
@@ -125,7 +147,7 @@ class Session:
             self._apply(self._searcher)
 
     @property
-    def searcher(self) -> Searcher:
+    def searcher(self) -> SupportsSearch:
         """The searcher, made on first need and free of any earlier search (stopping it,
         and replacing it when it does not return within :data:`JOIN_TIMEOUT`)."""
         self._finish(GRACE)
@@ -239,7 +261,7 @@ class Session:
                 job.finished = True
                 job.changed.notify_all()
 
-    def _watch(self, job: _SearchJob, searcher: Searcher) -> None:
+    def _watch(self, job: _SearchJob, searcher: SupportsSearch) -> None:
         """Answer without the searcher when it is late: at the watchdog deadline, or
         :data:`~pedina.timeman.GRACE` after a stop."""
         with job.lock:
@@ -291,7 +313,7 @@ class Session:
             finally:
                 job.answered.set()
 
-    def _apply(self, searcher: Searcher) -> None:
+    def _apply(self, searcher: SupportsSearch) -> None:
         if searcher.hash_mb != self.hash_mb:
             searcher.set_hash_size(self.hash_mb)
         searcher.multipv = self.multipv
@@ -303,4 +325,4 @@ class Session:
             self._report(text)
 
 
-__all__ = ["Answer", "JOIN_TIMEOUT", "Session"]
+__all__ = ["Answer", "JOIN_TIMEOUT", "Session", "SupportsSearch"]

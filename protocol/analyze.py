@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import click
 
 from pedina.board import Board
-from pedina.move import Move, format_pdn
+from pedina.move import Move
 from pedina.pdn import PdnError, read_game
 from pedina.position import Position, PositionError
 from pedina.search import WIN_THRESHOLD, Info
@@ -43,7 +43,7 @@ def pdn_line(position: Position, moves: list[Move]) -> list[str]:
     texts = []
     board = Board(position)
     for move in moves:
-        texts.append(format_pdn(move, board.legal_moves()))
+        texts.append(board.pdn(move))
         board.push(move)
     return texts
 
@@ -138,7 +138,7 @@ def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_
         lines = analyse(session, board, limits) if position.count_moves() else []
         played = ""
         if ply < len(game.moves):
-            played = format_pdn(game.moves[ply], board.legal_moves())
+            played = board.pdn(game.moves[ply])
         label = move_label(ply, game.start.white_to_move)
         if as_json:
             reports.append({"ply": ply, "fen": position.fen(), "hub": position.hub(),

@@ -7,11 +7,9 @@ import time
 import click
 
 from pedina.board import Board
-from pedina.move import format_pdn
 from pedina.session import Session
 from pedina.timeman import Limits
 from pedina.protocol.analyze import move_label, pdn_line
-from pedina.protocol.play import draw_board
 
 
 @click.command()
@@ -32,7 +30,7 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
     per_move = f"depth {depth}" if depth is not None else f"{move_time:g} s"
     click.echo(f"Pedina plays itself, {per_move} a move (at most {plies} plies).")
     if show_board:
-        click.echo(draw_board(board.position))
+        click.echo(board.position.diagram())
     started = time.perf_counter()
     while board.outcome() is None and len(board.moves) < plies:
         position = board.position
@@ -41,7 +39,7 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
         move, result = answer.move, answer.result
         assert move is not None  # the game goes on, so there is a move
         label = move_label(len(board.moves), board.start.white_to_move)
-        text = format_pdn(move, board.legal_moves())
+        text = board.pdn(move)
         if forced or result is None:
             detail = "forced" if forced else ""
         else:
@@ -51,7 +49,7 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
         board.push(move)
         click.echo(f"{label:<6} {text:<10} {detail}")
         if show_board:
-            click.echo(draw_board(board.position, marked=(move.start, move.end)))
+            click.echo(board.position.diagram(marked=(move.start, move.end)))
             click.echo()
         if pause:
             time.sleep(pause)

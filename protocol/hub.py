@@ -29,7 +29,7 @@ from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
 from pedina.search import Info, Searcher
-from pedina.session import JOIN_TIMEOUT, Answer, Session
+from pedina.session import JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
@@ -179,7 +179,7 @@ class HubServer:
     """
 
     def __init__(self, output: TextIO, *, hash_mb: int = 64, log: TextIO | None = None,
-                 searcher_factory: Callable[[int], Searcher] = Searcher) -> None:
+                 searcher_factory: Callable[[int], SupportsSearch] = Searcher) -> None:
         self._output = output
         self._log = log
         self._lock = threading.Lock()

@@ -13,13 +13,10 @@ from collections.abc import Callable
 import click
 
 from pedina.board import Board
-from pedina.move import Move, MoveError, format_pdn
+from pedina.move import Move, MoveError
 from pedina.position import Position, PositionError
 from pedina.session import Session
 from pedina.timeman import Limits
-
-#: Board letters: Hub letters, which PDN readers also know.
-_PIECES = {"w": "w", "W": "W", "b": "b", "B": "B", "e": "."}
 
 HELP = """\
 Type a move as 23-19 (step) or 22x13 (capture; add landing squares, 22x13x6, when two
@@ -31,18 +28,6 @@ captures share start and end). Commands:
   new             start a new game (same colours)
   help            this text
   quit            leave"""
-
-
-def square_at(row: int, column: int) -> int | None:
-    """The square number at ``row`` (0 = rank 8) and ``column`` (0 = file a), or ``None`` if light."""
-    if (row + column) % 2:
-        return None
-    return row * 4 + column // 2 + 1
-
-
-def draw_board(position: Position, flipped: bool = False, marked: tuple[int, ...] = ()) -> str:
-    """The position as text, with coordinates and square numbers (:meth:`pedina.Position.diagram`)."""
-    return position.diagram(flipped, marked)
 
 
 def side_name(white: bool) -> str:
@@ -96,8 +81,7 @@ class TerminalGame:
         elif word == "hint":
             self.hint()
         elif word in ("moves", "legal"):
-            moves = self.board.legal_moves()
-            self.say("Legal moves: " + (" ".join(format_pdn(m, moves) for m in moves) or "none"))
+            self.say("Legal moves: " + (" ".join(self.board.pdn(m) for m in self.board.legal_moves()) or "none"))
         elif word == "flip":
             self.flipped = not self.flipped
             self.show()
@@ -118,7 +102,7 @@ class TerminalGame:
         return True
 
     def play(self, move: Move, who: str, detail: str = "") -> None:
-        text = format_pdn(move, self.board.legal_moves())
+        text = self.board.pdn(move)
         self.board.push(move)
         self.say(f"{who} {text}{detail}")
         self.show((move.start, move.end))
@@ -140,9 +124,8 @@ class TerminalGame:
         if answer.move is None:
             self.say("No hint available.")
             return
-        moves = self.board.legal_moves()
         score = f"   (score {score_text(answer.result.score)} for you)" if answer.result else ""
-        self.say(f"Hint: {format_pdn(answer.move, moves)}{score}")
+        self.say(f"Hint: {self.board.pdn(answer.move)}{score}")
 
     def take_back(self) -> None:
         if not self.board.moves:
@@ -169,7 +152,7 @@ class TerminalGame:
 
     def show(self, marked: tuple[int, ...] = ()) -> None:
         self.say("")
-        self.say(draw_board(self.board.position, self.flipped, marked))
+        self.say(self.board.position.diagram(self.flipped, marked))
         self.say(f"Ply {len(self.board.moves)}, {side_name(self.board.position.white_to_move)} to move.")
 
 

@@ -41,6 +41,7 @@ from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpErro
                                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
                                           decode_frame, find_move, format_message, move_message, parse_message,
                                           position_from_dxp, position_to_dxp)
+from stub_searchers import ScriptedSearcher
 
 PEDINA = shutil.which("pedina")
 CI = os.environ.get("PEDINA_CI") == "1"
@@ -819,7 +820,7 @@ def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
 DEAF_DELAY = 3.0
 
 
-class DeafSearcher(Searcher):
+class DeafSearcher(ScriptedSearcher):
     """A searcher that ignores its limits and stop(): every search sleeps ``delay`` seconds,
     then raises ``failure`` if given, else returns the last legal move (not the first, the
     session's fallback, so a late result that got through would show)."""
@@ -829,7 +830,7 @@ class DeafSearcher(Searcher):
         self.delay = delay
         self.failure = failure
 
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         time.sleep(self.delay)
         if self.failure is not None:
             raise self.failure

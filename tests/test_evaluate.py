@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pedina import Position
+from pedina import Position, legal_moves
 from pedina.evaluate import (
     DEFAULT_WEIGHTS,
     FEATURES,
@@ -37,7 +37,7 @@ def mirrored(p: Position) -> Position:
 
 def quiet_positions(random_positions: Callable[..., list[Position]], count: int, seed: int) -> list[Position]:
     """Positions where the side to move has no capture (where the evaluation is used)."""
-    return [p for p in random_positions(count, seed) if p.raw_moves() and not p.raw_moves()[0][2]]
+    return [p for p in random_positions(count, seed) if p.count_moves() and not legal_moves(p)[0].is_capture]
 
 
 def test_colour_symmetry(random_positions: Callable[..., list[Position]]) -> None:

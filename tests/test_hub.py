@@ -21,6 +21,7 @@ from pedina.search import WIN, Info, Limits, Result, Searcher
 from pedina.move import parse_move
 from pedina.protocol.hub import HubServer, apply_level, format_info
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
+from stub_searchers import ScriptedSearcher
 
 PEDINA = shutil.which("pedina")
 # White to move with a single legal move, the capture 22x13x18.
@@ -84,13 +85,12 @@ def test_in_process_session_keeps_state_on_errors() -> None:
     assert "pong" not in lines  # nothing after quit
 
 
-class RecordingSearcher(Searcher):
+class RecordingSearcher(ScriptedSearcher):
     """A searcher that records what the adapter asks for and answers the first legal move at once."""
 
     calls: list[tuple[Board, Limits, int, int, int]] = []
 
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
-        # The step behind both search() and start(), so the adapter's threading stays real.
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         RecordingSearcher.calls.append((board.copy(), limits, self.multipv, self.skill, self.seed))
         move = board.legal_moves()[0]
         if on_info:
@@ -448,10 +448,10 @@ def test_log_file_records_both_directions(tmp_path: pytest.TempPathFactory) -> N
 # -- the session's guarantees over the Hub ---------------------------------------------------
 
 
-class StubbornHubSearcher(Searcher):
+class StubbornHubSearcher(ScriptedSearcher):
     """Reports one line, then ignores ``stop`` for 3 s before returning."""
 
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         moves = board.legal_moves()
         if on_info is not None:
             on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))

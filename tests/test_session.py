@@ -12,12 +12,13 @@ from pedina import Board
 from pedina.search import Info, Result, Searcher
 from pedina.session import JOIN_TIMEOUT, Answer, Session
 from pedina.timeman import GRACE, Limits, time_budget
+from stub_searchers import ScriptedSearcher
 
 #: Scheduling slack for the assertions on a shared, loaded machine (seconds).
 SLACK = 0.05
 
 
-class StubbornSearcher(Searcher):
+class StubbornSearcher(ScriptedSearcher):
     """Reports one line, then ignores ``stop`` for :attr:`delay` seconds before returning."""
 
     delay = 3.0
@@ -27,7 +28,7 @@ class StubbornSearcher(Searcher):
         super().__init__(hash_mb)
         StubbornSearcher.made += 1
 
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         moves = board.legal_moves()
         if on_info is not None:
             on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))
@@ -35,13 +36,13 @@ class StubbornSearcher(Searcher):
         return Result(moves[0], None, 0, 1, 1, self.delay, [moves[0]])
 
 
-class FailingSearcher(Searcher):
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+class FailingSearcher(ScriptedSearcher):
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         raise RuntimeError("broken on purpose")
 
 
-class IllegalSearcher(Searcher):
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None = None) -> Result:
+class IllegalSearcher(ScriptedSearcher):
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         other = Board("W:W22:B18,9").legal_moves()[0]  # a move of another position
         return Result(other, None, 0, 1, 1, 0.0, [other])
 

@@ -24,7 +24,7 @@ from typing import Callable, TextIO
 from pedina.board import Board, Outcome
 from pedina.position import Position
 from pedina.search import Searcher
-from pedina.session import Answer, Session
+from pedina.session import Answer, Session, SupportsSearch
 from pedina.timeman import Limits
 from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpError, GameAccept, GameEnd, GameRequest,
                                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
@@ -94,7 +94,7 @@ class DxpFollower:
 
     def __init__(self, *, hash_mb: int = 64, log: TextIO | None = None, status: TextIO | None = None,
                  time_margin: float = 1.0, move_time: float = 1.0, message_gap: float = MESSAGE_GAP,
-                 searcher_factory: Callable[[int], Searcher] = Searcher) -> None:
+                 searcher_factory: Callable[[int], SupportsSearch] = Searcher) -> None:
         self.time_margin = time_margin
         self.move_time = move_time
         self.message_gap = message_gap

@@ -1,0 +1,61 @@
+"""A base for the tests' stub searchers: the session's interface, with a scripted search.
+
+A stub overrides :meth:`ScriptedSearcher.script`, which runs on its own thread
+as a real search does, so the adapters' threading is exercised for real. It
+does not inherit from :class:`pedina.search.Searcher`, which the compiled
+flavour does not let interpreted classes extend.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from pedina import Board
+from pedina.search import Info, Result
+from pedina.timeman import Limits
+
+
+class ScriptedSearcher:
+    """Implements :class:`pedina.session.SupportsSearch`; ``stop`` only sets :attr:`stopped`."""
+
+    def __init__(self, hash_mb: int = 1) -> None:
+        self.hash_mb = hash_mb
+        self.multipv = 1
+        self.skill = 20
+        self.seed = 0
+        self.stopped = threading.Event()
+        self.games = 0
+
+    def set_hash_size(self, mb: int) -> None:
+        self.hash_mb = mb
+
+    def new_game(self) -> None:
+        self.games += 1
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def ponder_hit(self) -> None:
+        pass
+
+    def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
+              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
+        self.stopped.clear()
+
+        def run() -> None:
+            try:
+                result = self.script(board, limits, on_info)
+            except Exception as error:
+                on_done(None, error)
+                return
+            on_done(result, None)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+        """The search's behaviour: by default, the first legal move at once."""
+        move = board.legal_moves()[0]
+        return Result(move, None, 0, 1, 1, 0.0, [move])
