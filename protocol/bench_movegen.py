@@ -105,7 +105,7 @@ def pydraughts_perft(draughts: Any, fen: str, depth: int) -> int:
     return count(depth) if depth > 0 else 1
 
 
-def run_bench(quick: bool = False, use_pydraughts: bool = True,
+def run_movegen_bench(quick: bool = False, use_pydraughts: bool = True,
               progress: Callable[[str], None] | None = None, min_seconds: float = MIN_SECONDS) -> list[Row]:
     """Time every position; returns the table rows (Pedina's deep run, then the shared one)."""
     say = progress or (lambda text: None)
@@ -152,7 +152,7 @@ def bench_movegen(quick: bool, use_pydraughts: bool) -> None:
     if use_pydraughts and load_pydraughts() is None:
         click.echo("note: pydraughts is not installed (pip install pydraughts==0.6.7); timing Pedina only")
         use_pydraughts = False
-    rows = run_bench(quick, use_pydraughts, progress=lambda text: click.echo(text, err=True))
+    rows = run_movegen_bench(quick, use_pydraughts, progress=lambda text: click.echo(text, err=True))
     for line in format_table(rows):
         click.echo(line)
     ratios = [row.ratio for row in rows if row.ratio is not None]

@@ -43,7 +43,7 @@ BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def run_bench(depth: int, hash_mb: int, echo: bool = True) -> tuple[int, float]:
+def run_search_bench(depth: int, hash_mb: int, echo: bool = True) -> tuple[int, float]:
     """Search every bench position to ``depth``; returns (total nodes, wall seconds)."""
     searcher = Searcher(hash_mb=hash_mb)
     total_nodes = 0
@@ -78,7 +78,7 @@ def bench_search(ctx: click.Context, depth: int, hash_mb: int) -> None:
         return
     click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB")
     cpu_started = time.process_time()
-    nodes, elapsed = run_bench(depth, hash_mb)
+    nodes, elapsed = run_search_bench(depth, hash_mb)
     cpu = time.process_time() - cpu_started
     # CPU time too: on a shared machine the wall clock also counts other processes.
     click.echo(f"total nodes {nodes:,}  time {elapsed:.3f} s  {nodes / max(elapsed, 1e-9):,.0f} nodes/s  "

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from pedina import Position, PositionError, __version__, legal_moves
-from pedina.perft import perft as count_leaves
+from pedina.perft import perft
 
 
 #: Subcommands defined in other modules, imported only when named (so ``pedina hub`` starts fast).
@@ -84,11 +84,11 @@ def parse_position(text: str) -> Position:
         raise click.BadParameter(str(error), param_hint="position") from error
 
 
-@main.command()
+@main.command(name="perft")
 @click.argument("position", required=False, default="")
 @click.option("--depth", "-d", type=click.IntRange(1, 30), required=True, help="Plies to count.")
 @click.option("--divide", is_flag=True, help="Show the count below each legal move.")
-def perft(position: str, depth: int, divide: bool) -> None:
+def perft_command(position: str, depth: int, divide: bool) -> None:
     """Count the leaves of the legal-move tree (POSITION: FEN or Hub string; default: start).
 
     Without --divide, every depth up to DEPTH is counted in turn, with its speed.
@@ -98,7 +98,7 @@ def perft(position: str, depth: int, divide: bool) -> None:
         started = time.perf_counter()
         total = 0
         for move in legal_moves(root):
-            count = count_leaves(root.play(move), depth - 1)
+            count = perft(root.play(move), depth - 1)
             total += count
             click.echo(f"{move.hub():<24} {count:>13,}")
         elapsed = time.perf_counter() - started
@@ -107,7 +107,7 @@ def perft(position: str, depth: int, divide: bool) -> None:
         return
     for ply in range(1, depth + 1):
         started = time.perf_counter()
-        total = count_leaves(root, ply)
+        total = perft(root, ply)
         elapsed = time.perf_counter() - started
         click.echo(f"depth {ply:2d}  leaves {total:>13,}  time {elapsed:8.3f} s  "
                    f"{total / max(elapsed, 1e-9):>13,.0f} leaves/s")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+import click
 from click.testing import CliRunner
 
 from pedina import START_FEN, Board, Position, format_pdn
@@ -32,7 +33,7 @@ def replay(position: Position, pv: list[str]) -> Board:
     return board
 
 
-@pytest.mark.parametrize("command", sorted(main.commands))
+@pytest.mark.parametrize("command", main.list_commands(click.Context(main)))
 def test_every_subcommand_has_help(command: str) -> None:
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0, result.output
@@ -42,7 +43,7 @@ def test_every_subcommand_has_help(command: str) -> None:
 def test_top_level_help_lists_the_commands() -> None:
     result = run("--help")
     assert result.returncode == 0
-    for command in ("hub", "play", "analyze", "demo", "perft"):
+    for command in ("hub", "play", "analyze", "demo", "perft", "bench", "match", "dxp"):
         assert re.search(rf"^\s+{command}\s", result.stdout, re.M), command
 
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import pedina.protocol.bench_movegen as bench
 from pedina import Position, legal_moves, perft
-from pedina.protocol.bench_movegen import format_table, run_bench
+from pedina.protocol.bench_movegen import format_table, run_movegen_bench
 from pedina.protocol.cli import main
 
 START = [7, 49, 302, 1469, 7361, 36473, 177532, 828783, 3860875, 17761384, 81647058]
@@ -81,7 +81,7 @@ def test_perft_command_rejects_bad_input() -> None:
 
 
 def test_bench_movegen_table() -> None:
-    rows = run_bench(quick=True, min_seconds=0.0)
+    rows = run_movegen_bench(quick=True, min_seconds=0.0)
     expected = {("start", 7): START[6], ("start", 3): START[2], ("published 1", 8): FIRST[7],
                 ("published 1", 5): FIRST[4], ("published 2", 6): SECOND[5], ("published 2", 3): SECOND[2]}
     assert {(row.position, row.depth): row.leaves for row in rows} == expected
