@@ -17,24 +17,44 @@ an :class:`Outcome` with its :class:`Termination`). :func:`legal_moves` and
 :func:`parse_move` give a position's moves, :func:`read_game`, :func:`read_games`
 and :func:`write_game` read and write PDN, :func:`perft` counts move trees, and
 :class:`Searcher` searches under :class:`Limits`, reporting :class:`Info` on the
-way and a :class:`Result` at the end. Bad input raises a :class:`ValueError`
+way and a :class:`Result` at the end; a :class:`Session` runs searches on a
+thread with one :class:`Answer` each, on time (what the adapters use). Bad input raises a :class:`ValueError`
 subclass that says what is wrong: :class:`PositionError`, :class:`MoveError`
 (:class:`IllegalMoveError`, :class:`AmbiguousMoveError`) or :class:`PdnError`.
 """
+
+import importlib
+import typing
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import AmbiguousMoveError, IllegalMoveError, Move, MoveError, format_pdn, legal_moves, parse_move
 from pedina.pdn import PdnError, PdnGame, read_game, read_games, write_game
 from pedina.perft import perft
 from pedina.position import START_FEN, START_HUB, Position, PositionError
-from pedina.search import Info, Result, Searcher
 from pedina.timeman import Limits
+
+if typing.TYPE_CHECKING:
+    from pedina.search import Info, Result, Searcher
+    from pedina.session import Answer, Session
+
+#: Names whose modules load on first use, so that a rules script or a Hub client never loads the search.
+_LAZY = {"Info": "pedina.search", "Result": "pedina.search", "Searcher": "pedina.search",
+         "Answer": "pedina.session", "Session": "pedina.session"}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pedina' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 #: The package version.
 __version__ = "0.2.0"
 
 __all__ = [
-    "AmbiguousMoveError", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
-    "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher",
+    "AmbiguousMoveError", "Answer", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
+    "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher", "Session",
     "Termination", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games", "write_game",
 ]

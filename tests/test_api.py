@@ -18,9 +18,9 @@ from pedina import Board, IllegalMoveError, Move, Outcome, Position, Termination
 README = Path(__file__).parent.parent / "README.md"
 
 PUBLIC = {
-    "AmbiguousMoveError", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
+    "AmbiguousMoveError", "Answer", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
     "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher",
-    "Termination", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games", "write_game",
+    "Session", "Termination", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games", "write_game",
 }
 
 

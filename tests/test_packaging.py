@@ -58,12 +58,11 @@ def test_the_old_top_level_names_are_not_installed(tmp_path: Path) -> None:
         assert found.stdout.strip() == "None", (name, found.stdout)
 
 
-def test_the_library_never_imports_the_adapters() -> None:
-    library = Path(pedina.__file__).parent
-    offenders = [str(path.relative_to(library)) for path in library.glob("*.py")
-                 if "pedina.protocol" in path.read_text(encoding="utf-8")]
-    assert offenders == []
-    loaded = subprocess.run([sys.executable, "-c", "import sys, pedina, pedina.session, pedina.search; "
-                             "print(sorted(m for m in sys.modules if m.startswith('pedina.protocol')))"],
-                            capture_output=True, text=True, check=True, timeout=60)
+def test_a_hub_client_and_a_rules_script_never_load_the_search() -> None:
+    code = ("import sys, pedina, pedina.protocol.hubclient; pedina.Board().legal_moves(); "
+            "print(sorted(m for m in sys.modules if m in ('pedina.search', 'pedina.session', 'pedina.evaluate')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert loaded.stdout.strip() == "[]"
+    code = "import sys, pedina; pedina.Searcher; print('pedina.search' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "True"  # and loaded on first use
