@@ -24,6 +24,8 @@ subclass that says what is wrong: :class:`PositionError`, :class:`MoveError`
 """
 
 import importlib
+import importlib.machinery
+import importlib.util
 import typing
 
 from pedina.board import Board, Outcome, Termination
@@ -42,6 +44,13 @@ _LAZY = {"Info": "pedina.search", "Result": "pedina.search", "Searcher": "pedina
          "Answer": "pedina.session", "Session": "pedina.session"}
 
 
+def build_flavour() -> str:
+    """``"compiled"`` when the engine's hot modules run as mypyc-compiled extensions, else ``"pure"``."""
+    spec = importlib.util.find_spec("pedina.search")
+    origin = spec.origin if spec is not None else None
+    return "compiled" if origin and origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)) else "pure"
+
+
 def __getattr__(name: str) -> typing.Any:
     module = _LAZY.get(name)
     if module is None:
@@ -56,5 +65,6 @@ __version__ = "0.2.0"
 __all__ = [
     "AmbiguousMoveError", "Answer", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
     "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher", "Session",
-    "Termination", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games", "write_game",
+    "Termination", "build_flavour", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games",
+    "write_game",
 ]

@@ -18,8 +18,8 @@ and the mg/eg pair of each value is packed into one int so one sum carries both.
 
 from __future__ import annotations
 
+import importlib.resources
 import json
-import os
 
 from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
 
@@ -47,14 +47,19 @@ DEFAULT_WEIGHTS: dict[str, int] = {
 }
 
 PIECES = 24
-#: Sizes of the known-result scores: below the proven-win range of the search
-#: (``WIN - ply``) but above its threshold, so they read as wins.
-KNOWN_WIN = 9500
+#: Size of the known-win scores (about 50 men): above any material score, so the
+#: search heads for such an ending, and clearly below the range the search keeps
+#: for proven results (``WIN - ply``, above ``MATE_BOUND``, and above the 9000 that
+#: Hub clients read as a win): a known ending is an estimate until a search or a
+#: database proves it.
+KNOWN_WIN = 5000
 #: Returned when the side to move has no move at all (it has lost).
 NO_MOVES = -30000
 
 
-WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.json")
+#: The fitted weights shipped in the package (read as a resource: a compiled module's
+#: ``__file__`` does not name the package's folder).
+WEIGHTS_RESOURCE = "weights.json"
 
 
 def _square_geometry() -> list[tuple[int, int, int]]:
@@ -187,21 +192,20 @@ class Evaluator:
         self._tempo = w["tempo"]
 
     @classmethod
-    def from_file(cls, path: str = WEIGHTS_FILE) -> Evaluator:
+    def from_file(cls, path: str) -> Evaluator:
         """Load weights from a JSON object ``{name: value}`` (a ``weights`` key is also accepted)."""
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        if isinstance(data, dict) and isinstance(data.get("weights"), dict):
-            data = data["weights"]
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a JSON object of weights")
-        return cls({str(k): float(v) for k, v in data.items()})
+            return cls(_weights_of_json(handle.read(), path))
 
     def evaluate(self, us: int, them: int, kings: int, white: bool) -> int:
-        """Score for the side owning ``us`` (``white`` is its colour).
+        """Score for the side owning ``us`` (``white`` is its colour), which must have
+        no capture: a position with a capture is not quiet, its static score means
+        nothing, and a side whose only moves are captures would be taken for one
+        without moves. The search keeps this precondition (it evaluates only in
+        the quiescence search, once every capture is played out).
 
         Returns :data:`NO_MOVES` when that side cannot move; known endings get
-        0 (dead draw) or about :data:`KNOWN_WIN`.
+        0 (dead draw) or about :data:`KNOWN_WIN` (an estimate, never a proof).
         """
         if white:
             w, b = us, them
@@ -367,8 +371,21 @@ def _king_moves(kings: int, empty: int) -> int:
     return sum((_NEIGHBOURS[SQUARE_BIT[n]] & empty).bit_count() for n in range(1, 33) if kings & SQUARE_BIT[n])
 
 
+def _weights_of_json(text: str, origin: str) -> dict[str, float]:
+    data = json.loads(text)
+    if isinstance(data, dict) and isinstance(data.get("weights"), dict):
+        data = data["weights"]
+    if not isinstance(data, dict):
+        raise ValueError(f"{origin}: expected a JSON object of weights")
+    return {str(k): float(v) for k, v in data.items()}
+
+
+def shipped_weights() -> dict[str, float]:
+    """The tuned weights that ship with the package (``pedina/weights.json``)."""
+    text = importlib.resources.files("pedina").joinpath(WEIGHTS_RESOURCE).read_text(encoding="utf-8")
+    return _weights_of_json(text, f"pedina/{WEIGHTS_RESOURCE}")
+
+
 def default_evaluator() -> Evaluator:
-    """The evaluation with the shipped (tuned) weights, or the hand-set ones without the file."""
-    if os.path.exists(WEIGHTS_FILE):
-        return Evaluator.from_file(WEIGHTS_FILE)
-    return Evaluator()
+    """The evaluation with the shipped (tuned) weights."""
+    return Evaluator(shipped_weights())

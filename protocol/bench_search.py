@@ -12,6 +12,7 @@ import time
 
 import click
 
+from pedina import build_flavour
 from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
 from pedina.search import Limits, Searcher
@@ -76,7 +77,8 @@ def bench_search(ctx: click.Context, depth: int, hash_mb: int) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB")
+    click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB, "
+               f"{build_flavour()} flavour")
     cpu_started = time.process_time()
     nodes, elapsed = run_search_bench(depth, hash_mb)
     cpu = time.process_time() - cpu_started

@@ -7,11 +7,11 @@ import importlib
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
-from pedina import Position, PositionError, __version__, legal_moves
+from pedina import Position, PositionError, __version__, build_flavour, legal_moves
 from pedina.perft import perft
 
 
@@ -21,6 +21,7 @@ _LAZY_COMMANDS = {
     "bench": "pedina.protocol.bench_search:bench_search",
     "demo": "pedina.protocol.demo:demo",
     "dxp": "pedina.protocol.dxp:dxp",
+    "gui": "pedina.protocol.gui:gui",
     "match": "pedina.protocol.match:match",
     "play": "pedina.protocol.play:play",
 }
@@ -68,7 +69,8 @@ def _one_line_errors() -> Iterator[None]:
 
 
 @click.group(cls=_PedinaGroup)
-@click.version_option(__version__, prog_name="pedina")
+@click.version_option(__version__, prog_name="pedina",
+                      message=f"%(prog)s %(version)s ({build_flavour()} flavour)")
 def main() -> None:
     """Pedina, an Italian draughts engine.
 
@@ -82,6 +84,17 @@ def parse_position(text: str) -> Position:
         return Position.parse(text)
     except PositionError as error:
         raise click.BadParameter(str(error), param_hint="position") from error
+
+
+def open_log(path: str | None) -> TextIO | None:
+    """The log file ``path`` opened for appending (``None`` without a path), or a click
+    error naming the file and the reason."""
+    if path is None:
+        return None
+    try:
+        return open(path, "a", encoding="utf-8")
+    except OSError as error:
+        raise click.ClickException(f"cannot open the log file {path}: {error.strerror or error}") from None
 
 
 @main.command(name="perft")
@@ -122,7 +135,7 @@ def hub(log_path: str | None, hash_mb: int) -> None:
     """Run as a Hub protocol engine on stdin/stdout (give `pedina` to a Hub client)."""
     from pedina.protocol.hub import serve_stdio
 
-    serve_stdio(hash_mb=hash_mb, log_path=log_path)
+    serve_stdio(hash_mb=hash_mb, log=open_log(log_path))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ README = Path(__file__).parent.parent / "README.md"
 PUBLIC = {
     "AmbiguousMoveError", "Answer", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
     "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher",
-    "Session", "Termination", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games", "write_game",
+    "Session", "Termination", "build_flavour", "format_pdn", "legal_moves", "parse_move", "perft", "read_game",
+    "read_games", "write_game",
 }
 
 

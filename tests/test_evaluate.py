@@ -14,9 +14,9 @@ from pedina.evaluate import (
     FEATURES,
     KNOWN_WIN,
     NO_MOVES,
-    WEIGHTS_FILE,
     Evaluator,
     default_evaluator,
+    shipped_weights,
     features,
 )
 from pedina.squares import squares_of
@@ -81,7 +81,7 @@ def test_unknown_weight_is_an_error() -> None:
 
 
 def test_shipped_weights_are_complete_and_sensible() -> None:
-    data = json.loads(Path(WEIGHTS_FILE).read_text())
+    data = shipped_weights()
     assert set(data) == set(FEATURES)
     for weights in (DEFAULT_WEIGHTS, data):
         # A king is worth well under two men early and more later.

@@ -1,0 +1,35 @@
+"""The compiled and the plain-Python flavours search the same tree; each says which it is."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pedina
+from pedina import Board, Limits, Searcher
+from pedina.protocol.bench_search import BENCH_POSITIONS
+
+PEDINA = shutil.which("pedina")
+#: Nodes over the bench suite at depth 5 with 16 MB, each position from a fresh searcher. Both
+#: flavours must count exactly this; it moves only with a change of the search or the evaluation.
+BENCH_NODES_AT_DEPTH_5 = 38288
+
+
+def test_the_bench_suite_at_depth_5_searches_the_known_tree() -> None:
+    total = 0
+    for _, fen in BENCH_POSITIONS:
+        total += Searcher(16).search(Board(fen), Limits(depth=5)).nodes
+    assert total == BENCH_NODES_AT_DEPTH_5, pedina.build_flavour()
+
+
+def test_version_and_bench_name_the_flavour() -> None:
+    flavour = pedina.build_flavour()
+    assert flavour in ("compiled", "pure")
+    if os.environ.get("PEDINA_PURE") == "1":
+        assert flavour == "pure"
+    assert PEDINA is not None
+    shown = subprocess.run([PEDINA, "--version"], capture_output=True, text=True, check=True).stdout
+    assert f"({flavour} flavour)" in shown
+    bench = subprocess.run([PEDINA, "bench", "--depth", "1"], capture_output=True, text=True, check=True).stdout
+    assert f"{flavour} flavour" in bench.splitlines()[0]
