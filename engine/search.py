@@ -182,18 +182,7 @@ class Searcher:
         returns is never lost (as it could be if the new thread cleared them).
         """
         self._clear_requests()
-
-        def run() -> None:
-            try:
-                result = self._search(board, limits, on_info)
-            except Exception as error:  # handed to the caller, who must still answer
-                on_done(None, error)
-                return
-            on_done(result, None)
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        return thread
+        return search_thread(lambda: self._search(board, limits, on_info), on_done)
 
     def search(self, board: Board, limits: Limits,
                on_info: Callable[[Info], None] | None = None) -> Result:
@@ -597,6 +586,24 @@ class Searcher:
         weights = [r[0] - (top - margin) + 1 for r in candidates]
         rng = random.Random(self.seed * 1_000_003 ^ key)
         return rng.choices(candidates, weights=weights)[0]
+
+
+def search_thread(search: Callable[[], Result],
+                  on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
+    """Run ``search`` on a new daemon thread; ``on_done`` gets its result, or the exception it
+    raised (handed to the caller, who must still answer)."""
+
+    def run() -> None:
+        try:
+            result = search()
+        except Exception as error:
+            on_done(None, error)
+            return
+        on_done(result, None)
+
+    thread = threading.Thread(target=run, name="pedina-search", daemon=True)
+    thread.start()
+    return thread
 
 
 def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 
 from pedina import Board
-from pedina.search import Info, Result
+from pedina.search import Info, Result, search_thread
 from pedina.timeman import Limits
 
 
@@ -42,18 +42,7 @@ class ScriptedSearcher:
     def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
               on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
         self.stopped.clear()
-
-        def run() -> None:
-            try:
-                result = self.script(board, limits, on_info)
-            except Exception as error:
-                on_done(None, error)
-                return
-            on_done(result, None)
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        return thread
+        return search_thread(lambda: self.script(board, limits, on_info), on_done)
 
     def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
         """The search's behaviour: by default, the first legal move at once."""
