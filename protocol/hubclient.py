@@ -1,7 +1,9 @@
 """A Hub protocol client: drive any Hub engine process as a GUI would.
 
 :class:`HubClient` starts an engine, does the handshake (``hub`` ... ``wait``,
-``set-param``, ``init`` ... ``ready``) and runs searches with :meth:`HubClient.go`.
+``set-param``, ``init`` ... ``ready``) and runs searches with :meth:`HubClient.go`, or in two
+steps (:meth:`HubClient.start_search`, then :meth:`HubClient.finish_search` with each ``info``
+as it comes, and :meth:`HubClient.stop` in between) for a GUI that shows the search live.
 Every wait is bounded: an engine that exits, stops answering or talks nonsense
 raises an :class:`EngineError` carrying the engine's last output lines, so a
 caller (the match runner) can score the game and start a fresh process.
@@ -18,7 +20,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import IO, Mapping, Sequence
+from typing import IO, Callable, Mapping, Sequence
 
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
@@ -256,6 +258,10 @@ class HubClient:
         self.send("ping")
         self.expect("pong", timeout)
 
+    def set_param(self, name: str, value: object) -> None:
+        """``set-param`` after the handshake (e.g. ``skill`` or ``multipv`` between searches)."""
+        self.send("set-param", {"name": name, "value": value})
+
     def go(self, position: str, moves: Sequence[str], level: Mapping[str, object],
            timeout: float) -> SearchReport:
         """Search: ``pos``, ``level``, ``go think``, then wait up to ``timeout`` s for ``done``.
@@ -263,11 +269,32 @@ class HubClient:
         ``elapsed`` is measured from the ``go`` line to the arrival of ``done``.
         On a timeout the engine is left as it is (the caller closes it).
         """
+        return self.finish_search(self.start_search(position, moves, level), timeout)
+
+    def start_search(self, position: str, moves: Sequence[str], level: Mapping[str, object],
+                     mode: str = "think") -> float:
+        """Begin a search and return at once: ``pos``, ``level``, then ``go`` with the flag ``mode``
+        (``think``, ``ponder`` or ``analyze``); the monotonic time the ``go`` line went out.
+
+        :meth:`finish_search` waits for its ``done``; :meth:`stop` may be sent before that
+        from another thread, since waiting only reads.
+        """
         self._drain()
         self.send("pos", {"pos": position, "moves": " ".join(moves) if moves else None})
         self.send("level", level)
         started = time.monotonic()
-        self.send("go", {"think": True})
+        self.send("go", {mode: True})
+        return started
+
+    def finish_search(self, started: float, timeout: float,
+                      on_info: Callable[[dict[str, str]], None] | None = None) -> SearchReport:
+        """Wait until ``started + timeout`` (monotonic) for the ``done`` of the search that
+        :meth:`start_search` began; each ``info`` line's arguments also go to ``on_info`` as it arrives.
+
+        Raises :class:`EngineTimeout` when no ``done`` comes in time (the engine is left as it is),
+        :class:`EngineCrashed` when the engine exits, :class:`EngineProtocolError` for a ``done``
+        without a move.
+        """
         report = SearchReport(move="", ponder=None, elapsed=0.0)
         deadline = started + timeout
         while True:
@@ -281,6 +308,8 @@ class HubClient:
                 if args.get("nodes", "").isdigit():
                     report.nodes = int(args["nodes"])
                 report.pv = args.get("pv", report.pv)
+                if on_info is not None:
+                    on_info(args)
             elif command == "done":
                 move = args.get("move")
                 if not move:
@@ -288,6 +317,10 @@ class HubClient:
                 report.move, report.ponder = move, args.get("ponder") or None
                 report.elapsed = stamp - started
                 return report
+
+    def stop(self) -> None:
+        """``stop``: the running search should end soon; its ``done`` still comes to :meth:`finish_search`."""
+        self.send("stop")
 
     def close(self, timeout: float = 1.0) -> None:
         """``quit``, then end the engine's process group if it is still there after ``timeout`` s."""

@@ -1,0 +1,846 @@
+// Pedina GUI: the page. The server keeps the game and the rules; this script draws the board
+// in SVG, lets the person enter moves among the legal ones the server sent, and shows the
+// clocks, the move list, the analysis and the evaluation graph.
+"use strict";
+
+(function () {
+  const SVG = "http://www.w3.org/2000/svg";
+  const CELL = 100;            // board units per square (the board is 800 x 800)
+  const GRAPH_LIMIT = 4;       // the evaluation graph is clipped at +-4 men
+
+  const $ = (id) => document.getElementById(id);
+
+  let socket = null;
+  let state = null;            // the last "state" message
+  let analysis = null;         // the last "analysis" message
+  let engines = [];            // the engines of the command line
+  let flipped = false;
+  let entry = null;            // a move being entered: {start, path: [landing squares so far]}
+  let flash = null;            // {square, until} a refused square, drawn red for a moment
+  let drag = null;             // {square, x, y, moved, selectedNow}
+  let clockBase = 0;           // performance.now() when the clocks in the state were read
+  let setupPending = false;
+  let editor = "W" + "e".repeat(32);
+
+  // -- squares and geometry ---------------------------------------------------------
+
+  // The row and column (from White's side, top left 0,0) of square 1..32 in FID numbering:
+  // square 1 is a8, the top left corner, and 32 is h1, the bottom right one.
+  function squareCell(square) {
+    const row = Math.floor((square - 1) / 4);
+    const column = 2 * ((square - 1) % 4) + (row % 2);
+    return flipped ? [7 - row, 7 - column] : [row, column];
+  }
+
+  function cellSquare(row, column) {
+    if (flipped) { row = 7 - row; column = 7 - column; }
+    if (row < 0 || row > 7 || column < 0 || column > 7 || (row + column) % 2 === 1) return null;
+    return row * 4 + Math.floor(column / 2) + 1;
+  }
+
+  function centre(square) {
+    const [row, column] = squareCell(square);
+    return [column * CELL + CELL / 2, row * CELL + CELL / 2];
+  }
+
+  function el(name, attributes, parent) {
+    const node = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function isPromotion(square, white) {
+    return white ? square <= 4 : square >= 29;
+  }
+
+  // -- drawing the board -------------------------------------------------------------
+
+  // A man or king at square ("w", "W", "b" or "B"), drawn at (x, y).
+  function drawPiece(layer, letter, x, y, extraClass) {
+    const colour = letter.toLowerCase();
+    const group = el("g", {class: "piece" + (extraClass ? " " + extraClass : ""), "data-piece": letter,
+                           transform: `translate(${x} ${y})`}, layer);
+    el("circle", {r: 38, class: "body-" + colour}, group);
+    el("circle", {r: 27, class: "ring-" + colour}, group);
+    if (letter === "W" || letter === "B") {
+      el("path", {d: "M -20 10 L -24 -12 L -11 -1 L 0 -18 L 11 -1 L 24 -12 L 20 10 Z", class: "crown-" + colour}, group);
+    }
+    return group;
+  }
+
+  // The squares, the numbers and the pieces of a Hub position string, with optional marks.
+  function drawBoard(svg, position, marks) {
+    svg.replaceChildren();
+    const defs = el("defs", {}, svg);
+    const marker = el("marker", {id: svg.id + "-head", viewBox: "0 0 10 10", refX: "5", refY: "5",
+                                 markerWidth: "3", markerHeight: "3", orient: "auto-start-reverse"}, defs);
+    el("path", {d: "M 0 0 L 10 5 L 0 10 z", class: "arrow-head"}, marker);
+    const squares = el("g", {}, svg);
+    for (let row = 0; row < 8; row++) {
+      for (let column = 0; column < 8; column++) {
+        const square = cellSquare(row, column);
+        const attributes = {x: column * CELL, y: row * CELL, width: CELL, height: CELL};
+        if (square === null) {
+          el("rect", Object.assign(attributes, {class: "sq-light"}), squares);
+          continue;
+        }
+        let kind = "sq-dark";
+        if (marks.last && marks.last.has(square)) kind = "sq-last";
+        if (marks.selected === square) kind = "sq-selected";
+        if (marks.flash === square) kind = "sq-flash";
+        el("rect", Object.assign(attributes, {class: kind, "data-square": square}), squares);
+        if (marks.numbers) {
+          const text = el("text", {x: column * CELL + 6, y: row * CELL + 24, class: "sq-number"}, squares);
+          text.textContent = String(square);
+        }
+      }
+    }
+    const pieces = el("g", {}, svg);
+    for (let square = 1; square <= 32; square++) {
+      const letter = position[square];
+      if (letter === "e" || (marks.hidden && marks.hidden.has(square))) continue;
+      const [x, y] = centre(square);
+      drawPiece(pieces, letter, x, y, marks.taken && marks.taken.has(square) ? "taken" : "");
+    }
+    for (const square of marks.targets || []) {
+      const [x, y] = centre(square);
+      el("circle", {cx: x, cy: y, r: 16, class: "target", "data-target": square}, svg);
+    }
+    if (marks.arrow) {
+      const points = [marks.arrow.start, ...marks.arrow.path].map(centre);
+      el("polyline", {points: points.map((p) => p.join(",")).join(" "), class: "arrow",
+                      "marker-end": `url(#${svg.id}-head)`, "data-arrow": marks.arrow.hub}, svg);
+    }
+    if (marks.moving) {
+      drawPiece(svg, marks.moving.letter, marks.moving.x, marks.moving.y, "ghost");
+    }
+  }
+
+  function svgPoint(svg, event) {
+    const point = svg.createSVGPoint();
+    point.x = event.clientX;
+    point.y = event.clientY;
+    return point.matrixTransform(svg.getScreenCTM().inverse());
+  }
+
+  function squareAtEvent(svg, event) {
+    const point = svgPoint(svg, event);
+    return cellSquare(Math.floor(point.y / CELL), Math.floor(point.x / CELL));
+  }
+
+  // -- moves being entered -------------------------------------------------------------
+
+  function legal() { return state ? state.legal : []; }
+  function endOf(move) { return move.path[move.path.length - 1]; }
+  function sideLetter() { return state.white_to_move ? "w" : "b"; }
+  function ownPieceAt(square) { return state.position[square].toLowerCase() === sideLetter(); }
+
+  // The legal moves that go on from the squares entered so far.
+  function candidates() {
+    if (!entry) return [];
+    return legal().filter((move) => move.start === entry.start &&
+      entry.path.every((square, index) => move.path[index] === square));
+  }
+
+  function movesText(moves) {
+    return moves.slice(0, 6).map((move) => move.text).join(", ") + (moves.length > 6 ? ", …" : "");
+  }
+
+  function refuse(square, text) {
+    flash = {square: square, until: performance.now() + 600};
+    say(text, true);
+    render();
+    setTimeout(render, 650);
+  }
+
+  function select(square) {
+    const own = legal().filter((move) => move.start === square);
+    if (own.length) {
+      entry = {start: square, path: []};
+      say("");
+      render();
+      return true;
+    }
+    const captures = legal().filter((move) => move.captured.length);
+    if (state.position[square] === "e" || !ownPieceAt(square)) {
+      refuse(square, `Choose one of ${state.white_to_move ? "White" : "Black"}'s pieces.`);
+    } else if (captures.length) {
+      refuse(square, `A capture is compulsory: ${movesText(captures)}.`);
+    } else {
+      refuse(square, "That piece cannot move.");
+    }
+    return false;
+  }
+
+  function play(move) {
+    entry = null;
+    say("");
+    send({type: "move", start: move.start, path: move.path});
+    // Shown at once; the server's state confirms it (or its error puts the board back).
+    render({pending: move});
+  }
+
+  // A click (or the end of a drag) on a square.
+  function clickSquare(square) {
+    if (!state) return;
+    if (!legal().length) {
+      say(state.why_not ? `No move now: ${state.why_not}.` : "No move now.", true);
+      return;
+    }
+    if (!entry) { select(square); return; }
+    if (square === entry.start && entry.path.length === 0) { entry = null; render(); return; }
+    const moves = candidates();
+    const next = moves.filter((move) => move.path[entry.path.length] === square);
+    if (next.length) {
+      entry.path.push(square);
+      const complete = next.filter((move) => move.path.length === entry.path.length);
+      if (next.length === 1 && complete.length === 1) { play(complete[0]); return; }
+      say(`Go on: ${[...new Set(next.map((move) => move.path[entry.path.length]))].join(" or ")}`);
+      render();
+      return;
+    }
+    const ending = moves.filter((move) => endOf(move) === square);
+    if (ending.length === 1) { play(ending[0]); return; }
+    if (ending.length > 1) {
+      say(`${ending.length} captures end on ${square}: click the landing squares one by one.`, true);
+      render();
+      return;
+    }
+    if (entry.path.length === 0 && state.position[square] !== "e" && ownPieceAt(square)) {
+      entry = null;
+      select(square);
+      return;
+    }
+    const captures = legal().filter((move) => move.captured.length);
+    if (captures.length && entry.path.length === 0) {
+      refuse(square, `A capture is compulsory: ${movesText(captures)}.`);
+    } else {
+      refuse(square, `Not a legal move: ${[entry.start, ...entry.path, square].join("-")}.`);
+    }
+  }
+
+  // -- rendering -----------------------------------------------------------------------
+
+  function say(text, isError) {
+    const box = $("message");
+    box.textContent = text;
+    box.className = isError ? "error" : "";
+  }
+
+  function render(options) {
+    if (!state) return;
+    const pending = options && options.pending;
+    const marks = {numbers: $("opt-numbers").checked, targets: [], last: null};
+    let position = state.position;
+    if (pending) {
+      const letters = position.split("");
+      let letter = letters[pending.start];
+      letters[pending.start] = "e";
+      for (const square of pending.captured) letters[square] = "e";
+      if (isPromotion(endOf(pending), letter === "w")) letter = letter.toUpperCase();
+      letters[endOf(pending)] = letter;
+      position = letters.join("");
+      marks.last = new Set([pending.start, ...pending.path]);
+    } else if (state.last) {
+      marks.last = new Set([state.last.start, ...state.last.path]);
+    }
+    if (entry && !pending) {
+      const moves = candidates();
+      const done = entry.path.length;
+      marks.selected = entry.start;
+      marks.targets = [...new Set(moves.map((move) => move.path[done]).filter((square) => square))];
+      if (done) {
+        const letter = position[entry.start];
+        const here = entry.path[done - 1];
+        const crowned = isPromotion(here, letter === "w") ? letter.toUpperCase() : letter;
+        const [x, y] = centre(here);
+        marks.hidden = new Set([entry.start]);
+        marks.taken = new Set(moves[0].captured.slice(0, done));
+        marks.moving = {letter: crowned, x: x, y: y};
+      }
+    }
+    if (drag && drag.moved && entry && !pending) {
+      marks.hidden = new Set([entry.start]);
+      const letter = position[entry.start];
+      marks.moving = {letter: letter, x: drag.x, y: drag.y};
+    }
+    if (flash && performance.now() < flash.until) marks.flash = flash.square;
+    const line = analysis && analysis.ply === state.cursor && analysis.lines.length ? analysis.lines[0] : null;
+    if (line && line.pv.length && state.analysing && !entry) marks.arrow = line.pv[0];
+    const board = $("board");
+    drawBoard(board, position, marks);
+    board.dataset.position = state.position;
+    board.dataset.cursor = String(state.cursor);
+    board.dataset.legal = String(state.legal.length);
+    board.dataset.mode = state.mode;
+    board.dataset.thinking = state.thinking || "";
+    board.dataset.result = state.result ? state.result.result : "";
+    board.dataset.entry = entry ? [entry.start, ...entry.path].join("-") : "";
+  }
+
+  function sideName(white) { return white ? "White" : "Black"; }
+
+  function clockText(seconds) {
+    const negative = seconds < 0;
+    const left = Math.max(0, seconds);
+    const minutes = Math.floor(left / 60);
+    const rest = left - minutes * 60;
+    const text = left < 10 ? `${minutes}:${rest.toFixed(1).padStart(4, "0")}` :
+      `${minutes}:${String(Math.floor(rest)).padStart(2, "0")}`;
+    return negative ? "0:00.0" : text;
+  }
+
+  function renderClocks() {
+    if (!state) return;
+    const clocks = state.clocks;
+    const bottomWhite = !flipped;
+    for (const [id, white] of [["player-bottom", bottomWhite], ["player-top", !bottomWhite]]) {
+      const box = $(id).querySelector(".clock");
+      if (!clocks) { box.textContent = ""; box.className = "clock"; continue; }
+      const colour = white ? "white" : "black";
+      let left = clocks[colour];
+      const running = clocks.running === colour;
+      if (running) left -= (performance.now() - clockBase) / 1000;
+      box.textContent = clockText(left);
+      box.className = "clock" + (running ? " running" : "") + (left < 10 ? " low" : "");
+      box.dataset.seconds = left.toFixed(2);
+    }
+  }
+
+  function renderPlayers() {
+    const bottomWhite = !flipped;
+    for (const [id, white] of [["player-bottom", bottomWhite], ["player-top", !bottomWhite]]) {
+      const bar = $(id);
+      bar.querySelector(".side").className = "side " + (white ? "white" : "black");
+      const name = state.players[white ? "white" : "black"];
+      const thinking = state.thinking === (white ? "white" : "black") ? " — thinking…" : "";
+      bar.querySelector(".name").textContent = sideName(white) + (name && name !== "?" ? `: ${name}` : "") + thinking;
+    }
+  }
+
+  function renderStatus() {
+    const status = $("status");
+    status.className = "";
+    if (state.result) {
+      status.className = "over";
+      const winner = {"1-0": "White wins", "0-1": "Black wins", "1/2-1/2": "Draw"}[state.result.result] || "";
+      status.textContent = `${state.result.result} · ${winner}: ${state.result.reason}`;
+      return;
+    }
+    const side = sideName(state.white_to_move);
+    if (state.mode === "play") {
+      const atEnd = state.cursor === state.moves.length;
+      if (state.thinking) status.textContent = `${state.players[state.thinking]} is thinking…`;
+      else if (state.white_to_move === (state.human === "white")) status.textContent = atEnd ? `Your move (${side})` : "Your move: go to the last position to play";
+      else status.textContent = `${side} to move (engine)`;
+    } else if (state.mode === "watch") {
+      status.textContent = `Engines playing · ${side} to move`;
+    } else {
+      status.textContent = `${side} to move`;
+    }
+  }
+
+  function renderButtons() {
+    const can = state.can;
+    $("btn-takeback").disabled = !can.takeback;
+    $("btn-resign").disabled = !can.resign;
+    $("btn-draw").disabled = !can.draw;
+    $("btn-retry").hidden = !can.engine_move;
+    $("btn-move-now").hidden = !(state.mode === "play" && state.thinking);
+    $("btn-stop-watch").hidden = state.mode !== "watch";
+    for (const id of ["btn-resign", "btn-draw"]) $(id).hidden = state.mode !== "play";
+    $("btn-analyse").textContent = state.analysing ? "Stop" : "Analyse";
+    $("btn-analyse").disabled = state.mode === "play" && !state.result;
+    const failure = state.failure;
+    $("failure").hidden = !failure || !failure.tail || !failure.tail.length;
+    $("failure-tail").textContent = failure && failure.tail ? failure.tail.join("\n") : "";
+  }
+
+  function renderMoves() {
+    const list = $("move-list");
+    list.replaceChildren();
+    const whiteFirst = state.start_fen[0] === "W";
+    const moves = state.moves;
+    const offset = whiteFirst ? 0 : 1;   // a game from a Black-to-move position starts with "1..."
+    for (let index = 0; index < moves.length + offset; index += 2) {
+      const number = document.createElement("div");
+      number.className = "number";
+      number.textContent = `${index / 2 + 1}.`;
+      list.appendChild(number);
+      for (const ply of [index - offset, index + 1 - offset]) {
+        const cell = document.createElement(ply >= 0 && ply < moves.length ? "button" : "span");
+        if (ply >= 0 && ply < moves.length) {
+          cell.type = "button";
+          cell.className = "mv" + (state.cursor === ply + 1 ? " current" : "");
+          cell.textContent = moves[ply].text;
+          cell.dataset.ply = String(ply + 1);
+          cell.addEventListener("click", () => goto(ply + 1));
+        } else {
+          cell.textContent = ply < 0 ? "…" : "";
+        }
+        list.appendChild(cell);
+      }
+    }
+    if (state.result) {
+      const result = document.createElement("div");
+      result.className = "result";
+      result.textContent = state.result.result;
+      list.appendChild(result);
+    }
+    const current = list.querySelector(".current");
+    if (current) current.scrollIntoView({block: "nearest"});
+  }
+
+  function scoreText(score) {
+    if (!score) return "";
+    if (score.win !== null) return `${score.win > 0 ? "White" : "Black"} wins in ${Math.abs(score.win)}`;
+    const men = score.white / 100;
+    return (men > 0 ? "+" : men < 0 ? "−" : "") + Math.abs(men).toFixed(2);
+  }
+
+  function renderGraph() {
+    const svg = $("graph");
+    svg.replaceChildren();
+    const evals = state.evals;
+    const width = 400, height = 140, pad = 8;
+    const count = Math.max(evals.length - 1, 1);
+    const x = (ply) => pad + (width - 2 * pad) * ply / count;
+    const y = (score) => {
+      const men = score.win !== null ? Math.sign(score.win) * GRAPH_LIMIT : score.white / 100;
+      const clipped = Math.max(-GRAPH_LIMIT, Math.min(GRAPH_LIMIT, men));
+      return height / 2 - (height / 2 - pad) * clipped / GRAPH_LIMIT;
+    };
+    el("line", {x1: 0, x2: width, y1: height / 2, y2: height / 2, class: "graph-zero"}, svg);
+    const known = evals.map((score, ply) => [ply, score]).filter(([, score]) => score);
+    if (known.length) {
+      const points = known.map(([ply, score]) => `${x(ply).toFixed(1)},${y(score).toFixed(1)}`);
+      const first = x(known[0][0]).toFixed(1), last = x(known[known.length - 1][0]).toFixed(1);
+      el("polygon", {points: `${first},${height / 2} ${points.join(" ")} ${last},${height / 2}`, class: "graph-area"}, svg);
+      el("polyline", {points: points.join(" "), class: "graph-line"}, svg);
+      for (const [ply, score] of known) {
+        const dot = el("circle", {cx: x(ply), cy: y(score), r: 3, class: "graph-point", "data-ply": ply}, svg);
+        const title = el("title", {}, dot);
+        title.textContent = `position ${ply}: ${scoreText(score)}`;
+      }
+    }
+    el("line", {x1: x(state.cursor), x2: x(state.cursor), y1: 0, y2: height, class: "graph-cursor"}, svg);
+    const top = el("text", {x: 4, y: 12, class: "graph-label"}, svg);
+    top.textContent = `+${GRAPH_LIMIT}`;
+    const bottom = el("text", {x: 4, y: height - 4, class: "graph-label"}, svg);
+    bottom.textContent = `−${GRAPH_LIMIT}`;
+    svg.dataset.points = String(known.length);
+  }
+
+  function renderAnalysis() {
+    const list = $("analysis-lines-list");
+    list.replaceChildren();
+    const stats = $("analysis-stats");
+    if (!analysis || (!analysis.running && !analysis.lines.length)) { stats.textContent = ""; return; }
+    const parts = [];
+    if (analysis.engine) parts.push(analysis.engine);
+    if (analysis.stats.depth) parts.push(`depth ${analysis.stats.depth}`);
+    if (analysis.stats.nodes) parts.push(`${Number(analysis.stats.nodes).toLocaleString("en")} nodes`);
+    if (analysis.stats.nps) parts.push(`${Number(analysis.stats.nps).toFixed(2)} M nodes/s`);
+    parts.push(analysis.running ? "running" : "stopped");
+    stats.textContent = parts.join(" · ");
+    stats.dataset.running = analysis.running ? "1" : "0";
+    const position = state.moves.length >= analysis.ply ? analysis.ply : 0;
+    const whiteFirst = state.start_fen[0] === "W";
+    for (const line of analysis.lines) {
+      const item = document.createElement("li");
+      const score = document.createElement("span");
+      score.className = "score";
+      score.textContent = scoreText(line.score);
+      const depth = document.createElement("span");
+      depth.className = "depth";
+      depth.textContent = line.depth ? `d${line.depth}` : "";
+      const moves = document.createElement("span");
+      moves.className = "pv";
+      moves.textContent = numbered(line.pv.map((move) => move.text), position, whiteFirst);
+      item.append(score, depth, moves);
+      list.appendChild(item);
+    }
+  }
+
+  // Move texts played from position ``ply`` (0 = the start), with move numbers.
+  function numbered(texts, ply, whiteFirst) {
+    const words = [];
+    texts.forEach((text, index) => {
+      const half = ply + index + (whiteFirst ? 0 : 1);
+      if (half % 2 === 0) words.push(`${half / 2 + 1}.`);
+      else if (index === 0) words.push(`${(half - 1) / 2 + 1}…`);
+      words.push(text);
+    });
+    return words.join(" ");
+  }
+
+  function renderEngines() {
+    for (const id of ["analysis-engine", "new-engine", "watch-white", "watch-black"]) {
+      const select = $(id);
+      const chosen = select.value;
+      select.replaceChildren();
+      for (const engine of engines) {
+        const option = document.createElement("option");
+        option.value = String(engine.index);
+        option.textContent = engine.name + (engine.problem ? " (cannot start)" : "");
+        option.title = engine.problem || engine.id_name || engine.name;
+        select.appendChild(option);
+      }
+      if (chosen) select.value = chosen;
+    }
+    if ($("watch-black").value === "0" && engines.length > 1 && !$("watch-black").dataset.touched) $("watch-black").value = "1";
+    renderSkill();
+  }
+
+  function renderSkill() {
+    const engine = engines[Number($("new-engine").value)] || null;
+    const skill = engine && engine.params.skill;
+    $("new-skill-label").hidden = !skill;
+    if (skill) {
+      const range = $("new-skill");
+      range.min = skill.min || "0";
+      range.max = skill.max || "20";
+      if (!range.dataset.touched) range.value = skill.value || range.max;
+      $("new-skill-value").textContent = range.value;
+    }
+    const analyser = engines[Number($("analysis-engine").value)];
+    $("analysis-lines").disabled = !(analyser && analyser.params.multipv);
+  }
+
+  function renderAll() {
+    if (!state) return;
+    render();
+    renderPlayers();
+    renderClocks();
+    renderStatus();
+    renderButtons();
+    renderMoves();
+    renderGraph();
+    renderAnalysis();
+    $("fen").textContent = state.fen;
+  }
+
+  // -- talking to the server -------------------------------------------------------------
+
+  function send(message) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      say("Not connected to the server: reload the page.", true);
+      return;
+    }
+    socket.send(JSON.stringify(message));
+  }
+
+  function goto(ply) {
+    if (!state) return;
+    entry = null;
+    send({type: "goto", ply: Math.max(0, Math.min(state.moves.length, ply))});
+  }
+
+  function receive(message) {
+    switch (message.type) {
+      case "welcome":
+        engines = message.engines;
+        renderEngines();
+        break;
+      case "engines":
+        engines = message.engines;
+        renderEngines();
+        break;
+      case "state":
+        state = message;
+        clockBase = performance.now();
+        if (entry && !state.legal.some((move) => move.start === entry.start)) entry = null;
+        if (analysis && analysis.ply !== state.cursor) analysis = null;
+        if (setupPending) { setupPending = false; $("dlg-setup").close(); }
+        renderAll();
+        break;
+      case "analysis":
+        analysis = message;
+        if (state) { state.evals = message.evals; renderGraph(); render(); }
+        renderAnalysis();
+        break;
+      case "error":
+        if (setupPending) {
+          setupPending = false;
+          $("setup-error").textContent = message.message;
+        }
+        say(message.message, true);
+        render();
+        break;
+      case "notice":
+        say(message.message);
+        break;
+      case "pdn":
+        download(message.text);
+        say("Game saved as PDN.");
+        break;
+      case "pdn_games":
+        choosePdnGame(message.games);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function connect() {
+    const token = new URLSearchParams(location.search).get("token") || "";
+    socket = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(token)}`);
+    socket.addEventListener("open", () => {
+      $("connection").textContent = "connected";
+      $("connection").className = "connection";
+    });
+    socket.addEventListener("message", (event) => {
+      try { receive(JSON.parse(event.data)); } catch (error) { say(`Bad message from the server: ${error}`, true); }
+    });
+    socket.addEventListener("close", () => {
+      $("connection").textContent = "disconnected: reload the page";
+      $("connection").className = "connection down";
+    });
+  }
+
+  // -- files ---------------------------------------------------------------------------
+
+  function download(text) {
+    const blob = new Blob([text], {type: "application/x-pdn"});
+    const link = document.createElement("a");
+    const players = state ? `${state.players.white}-${state.players.black}`.replace(/[^A-Za-z0-9_-]+/g, "_") : "game";
+    link.download = `pedina-${players}.pdn`;
+    link.href = URL.createObjectURL(blob);
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  }
+
+  function choosePdnGame(games) {
+    const select = $("pdn-games");
+    select.replaceChildren();
+    games.forEach((label, index) => {
+      const option = document.createElement("option");
+      option.value = String(index);
+      option.textContent = label;
+      select.appendChild(option);
+    });
+    select.value = "0";
+    $("dlg-pdn").showModal();
+  }
+
+  // -- dialogs ---------------------------------------------------------------------------
+
+  function radio(name) {
+    const checked = document.querySelector(`input[name="${name}"]:checked`);
+    return checked ? checked.value : null;
+  }
+
+  function timeOf(prefix) {
+    if (radio(`${prefix}-time-kind`) === "clock") {
+      return {kind: "clock", minutes: Number($(`${prefix}-time-minutes`).value),
+              increment: Number($(`${prefix}-time-increment`).value)};
+    }
+    return {kind: "move", seconds: Number($(`${prefix}-time-seconds`).value)};
+  }
+
+  function startNewGame() {
+    const mode = radio("new-mode");
+    const message = {type: "new_game", mode: mode, from_current: $("new-from-current").checked};
+    if (mode === "play") {
+      message.engine = Number($("new-engine").value);
+      message.colour = $("new-colour").value;
+      message.time = timeOf("new");
+      if (!$("new-skill-label").hidden) message.skill = Number($("new-skill").value);
+      flipped = message.colour === "black";
+    }
+    entry = null;
+    analysis = null;
+    send(message);
+    $("dlg-new").close();
+  }
+
+  function startWatch() {
+    entry = null;
+    analysis = null;
+    send({type: "watch", white: Number($("watch-white").value), black: Number($("watch-black").value),
+          time: timeOf("watch")});
+    $("dlg-watch").close();
+  }
+
+  function editorFen() {
+    const white = [], black = [];
+    for (let square = 1; square <= 32; square++) {
+      const letter = editor[square];
+      if (letter === "w" || letter === "W") white.push((letter === "W" ? "K" : "") + square);
+      if (letter === "b" || letter === "B") black.push((letter === "B" ? "K" : "") + square);
+    }
+    return `${editor[0]}:W${white.join(",")}:B${black.join(",")}`;
+  }
+
+  function renderEditor() {
+    drawBoard($("editor-board"), editor, {numbers: true});
+    $("editor-board").dataset.position = editor;
+    $("editor-fen").textContent = `FEN ${editorFen()}`;
+  }
+
+  function setEditor(position) {
+    editor = position;
+    const turn = document.querySelector(`input[name="editor-turn"][value="${position[0]}"]`);
+    if (turn) turn.checked = true;
+    renderEditor();
+  }
+
+  function openSetup() {
+    $("setup-error").textContent = "";
+    $("setup-text").value = state ? state.fen : "";
+    setEditor(state ? state.position : "W" + "e".repeat(32));
+    $("dlg-setup").showModal();
+  }
+
+  function submitSetup(text) {
+    $("setup-error").textContent = "";
+    setupPending = true;
+    entry = null;
+    analysis = null;
+    send({type: "setup", position: text});
+  }
+
+  // -- events ----------------------------------------------------------------------------
+
+  function wire() {
+    const board = $("board");
+    board.addEventListener("pointerdown", (event) => {
+      if (event.button !== 0 || !state) return;
+      const square = squareAtEvent(board, event);
+      if (square === null) return;
+      let selectedNow = false;
+      if ((!entry || entry.path.length === 0) && state.legal.some((move) => move.start === square) &&
+          (!entry || entry.start !== square)) {
+        entry = {start: square, path: []};
+        say("");
+        selectedNow = true;
+        render();
+      }
+      drag = {square: square, x: 0, y: 0, moved: false, selectedNow: selectedNow};
+      board.setPointerCapture(event.pointerId);
+    });
+    board.addEventListener("pointermove", (event) => {
+      if (!drag || !entry || entry.path.length) return;
+      const point = svgPoint(board, event);
+      drag.x = point.x;
+      drag.y = point.y;
+      const square = squareAtEvent(board, event);
+      if (square !== drag.square) drag.moved = true;
+      if (drag.moved) render();
+    });
+    board.addEventListener("pointerup", (event) => {
+      if (!drag) return;
+      const started = drag;
+      drag = null;
+      const square = squareAtEvent(board, event);
+      if (square === null) { render(); return; }
+      if (square !== started.square) { clickSquare(square); render(); return; }
+      if (!started.selectedNow) clickSquare(square);
+    });
+    board.addEventListener("pointercancel", () => { drag = null; render(); });
+
+    $("btn-flip").addEventListener("click", () => { flipped = !flipped; renderAll(); });
+    $("opt-numbers").addEventListener("change", () => render());
+    $("btn-takeback").addEventListener("click", () => { entry = null; send({type: "takeback"}); });
+    $("btn-resign").addEventListener("click", () => send({type: "resign"}));
+    $("btn-draw").addEventListener("click", () => send({type: "draw"}));
+    $("btn-retry").addEventListener("click", () => send({type: "engine_move"}));
+    $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
+    $("btn-stop-watch").addEventListener("click", () => send({type: "stop"}));
+    $("btn-analyse").addEventListener("click", () => {
+      send({type: "analyse", on: !(state && state.analysing), engine: Number($("analysis-engine").value),
+            lines: Number($("analysis-lines").value)});
+    });
+    for (const id of ["analysis-engine", "analysis-lines"]) {
+      $(id).addEventListener("change", () => {
+        renderSkill();
+        if (state && state.analysing) {
+          send({type: "analyse", on: true, engine: Number($("analysis-engine").value),
+                lines: Number($("analysis-lines").value)});
+        }
+      });
+    }
+    $("nav-first").addEventListener("click", () => goto(0));
+    $("nav-back").addEventListener("click", () => state && goto(state.cursor - 1));
+    $("nav-forward").addEventListener("click", () => state && goto(state.cursor + 1));
+    $("nav-last").addEventListener("click", () => state && goto(state.moves.length));
+    document.addEventListener("keydown", (event) => {
+      if (!state || document.querySelector("dialog[open]")) return;
+      const tag = event.target.tagName;
+      if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+      const keys = {ArrowLeft: state.cursor - 1, ArrowRight: state.cursor + 1, Home: 0, End: state.moves.length};
+      if (event.key in keys) { event.preventDefault(); goto(keys[event.key]); }
+      if (event.key === "Escape" && entry) { entry = null; render(); }
+    });
+    $("graph").addEventListener("click", (event) => {
+      if (!state) return;
+      const point = svgPoint($("graph"), event);
+      const count = Math.max(state.evals.length - 1, 1);
+      goto(Math.round((point.x - 8) / (400 - 16) * count));
+    });
+
+    $("btn-new").addEventListener("click", () => { renderSkill(); $("dlg-new").showModal(); });
+    $("new-start").addEventListener("click", startNewGame);
+    $("new-cancel").addEventListener("click", () => $("dlg-new").close());
+    $("new-engine").addEventListener("change", renderSkill);
+    $("new-skill").addEventListener("input", () => {
+      $("new-skill").dataset.touched = "1";
+      $("new-skill-value").textContent = $("new-skill").value;
+    });
+    for (const input of document.querySelectorAll('input[name="new-mode"]')) {
+      input.addEventListener("change", () => { $("new-play-settings").hidden = radio("new-mode") !== "play"; });
+    }
+    $("btn-watch").addEventListener("click", () => $("dlg-watch").showModal());
+    $("watch-black").addEventListener("change", () => { $("watch-black").dataset.touched = "1"; });
+    $("watch-start").addEventListener("click", startWatch);
+    $("watch-cancel").addEventListener("click", () => $("dlg-watch").close());
+
+    $("btn-setup").addEventListener("click", openSetup);
+    $("setup-paste").addEventListener("click", () => submitSetup($("setup-text").value));
+    $("setup-text").addEventListener("keydown", (event) => { if (event.key === "Enter") submitSetup($("setup-text").value); });
+    $("setup-done").addEventListener("click", () => submitSetup(editor));
+    $("setup-cancel").addEventListener("click", () => { setupPending = false; $("dlg-setup").close(); });
+    $("editor-clear").addEventListener("click", () => setEditor(editor[0] + "e".repeat(32)));
+    $("editor-start").addEventListener("click", () => setEditor("Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"));
+    $("editor-current").addEventListener("click", () => setEditor(state ? state.position : editor));
+    for (const input of document.querySelectorAll('input[name="editor-turn"]')) {
+      input.addEventListener("change", () => { editor = radio("editor-turn") + editor.slice(1); renderEditor(); });
+    }
+    $("editor-board").addEventListener("click", (event) => {
+      const square = squareAtEvent($("editor-board"), event);
+      if (square === null) return;
+      const piece = radio("editor-piece");
+      const letters = editor.split("");
+      letters[square] = letters[square] === piece ? "e" : piece;
+      editor = letters.join("");
+      renderEditor();
+    });
+
+    $("btn-load").addEventListener("click", () => $("file-pdn").click());
+    $("file-pdn").addEventListener("change", () => {
+      const file = $("file-pdn").files[0];
+      $("file-pdn").value = "";
+      if (!file) return;
+      if (file.size > 2000000) { say(`${file.name} is too large for a PDN file (${file.size} bytes).`, true); return; }
+      file.text().then((text) => {
+        entry = null;
+        analysis = null;
+        send({type: "load_pdn", text: text});
+      }, (error) => say(`Cannot read ${file.name}: ${error}`, true));
+    });
+    $("pdn-load").addEventListener("click", () => {
+      send({type: "pick_pdn", index: Number($("pdn-games").value)});
+      $("dlg-pdn").close();
+    });
+    $("pdn-cancel").addEventListener("click", () => $("dlg-pdn").close());
+    $("btn-save").addEventListener("click", () => send({type: "save_pdn"}));
+
+    setInterval(renderClocks, 100);
+  }
+
+  wire();
+  connect();
+})();

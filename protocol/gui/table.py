@@ -1,0 +1,902 @@
+"""One page's game in ``pedina gui``: the board, the players, the clocks and the engines at work.
+
+A :class:`Table` acts on the page's messages (JSON objects with a ``type``, see
+:meth:`Table.handle`) and answers through a ``send`` callable with ``welcome``, ``state``,
+``analysis``, ``notice``, ``error``, ``pdn`` and ``pdn_games`` messages. The rules stay on
+this side: the page gets the legal moves of the position it shows, each with its landing
+squares, and sends back the start and landing squares of the move entered.
+
+A table is in one of three modes:
+
+- ``free``: a person moves both sides (after a set-up, a loaded PDN, or a finished game);
+  a move played in the middle of the game replaces the moves after it. The analysis
+  engine, when on, thinks live on the position shown.
+- ``play``: a person against an engine, with a time per move or a clock with increment
+  (Hub semantics: the increment is credited before each move), take back, resign and
+  draw offer.
+- ``watch``: two engines play each other from the position shown.
+
+Only one engine search runs at a time. Every change first halts it (``stop``, then its
+process is ended if no ``done`` comes within :data:`STOP_GRACE` seconds); results of a
+halted search are dropped. An engine that fails (exits, hangs, answers an illegal move)
+is reported to the page with its last lines, and its process is replaced at its next use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pedina.board import Board, Outcome, Termination
+from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
+from pedina.pdn import PdnError, PdnGame, read_games, write_game
+from pedina.position import Position, PositionError
+from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
+from pedina.protocol.hubclient import EngineError, EngineTimeout, parse_score
+from pedina.protocol.match.game import TimeControl
+from pedina.protocol.play import side_name
+
+FREE, PLAY, WATCH = "free", "play", "watch"
+#: The person's name in a game against an engine (on the page and in the PDN).
+PERSON = "Player"
+
+#: Seconds an engine has to answer ``stop`` before its process is ended.
+STOP_GRACE = 5.0
+#: Seconds an engine's move may overrun its clock before it loses on time.
+MOVE_MARGIN = 0.5
+#: Extra seconds granted to a move with a fixed time per move before the engine counts as hung.
+MOVE_TIME_SLACK = 10.0
+#: An analysis (``level infinite``) is waited for up to this many seconds.
+ANALYSIS_TIMEOUT = 24 * 3600.0
+#: Seconds between two analysis updates sent to the page.
+ANALYSIS_INTERVAL = 0.15
+#: An engine accepts a draw offer when its last score (its own view) is at most this (hundredths).
+DRAW_ACCEPT = 20
+#: Scores at or beyond this (hundredths of a man) are proven wins: 10000 less the plies to the win.
+WIN_SCORE = 9000
+#: Most moves of a principal variation shown.
+MAX_PV = 24
+#: Most analysis lines (multi-PV) a page may ask for.
+MAX_LINES = 8
+#: Longest PDN text a page may send (characters).
+MAX_PDN = 2_000_000
+#: Longest FEN or Hub text a page may send (characters).
+MAX_POSITION_TEXT = 400
+
+#: PDN tags that :func:`pedina.write_game` writes from the game (start position and result).
+_GAME_RECORD_TAGS = ("GameType", "SetUp", "FEN", "Result")
+
+_LOG = logging.getLogger("pedina.gui")
+
+
+class BadMessage(ValueError):
+    """A message from the page that cannot be acted on; the page is told why."""
+
+
+# -- reading the page's messages --------------------------------------------------------
+
+
+def _whole(message: Mapping[str, object], key: str, low: int, high: int) -> int:
+    value = message.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadMessage(f"{key} must be a whole number from {low} to {high}, not {json.dumps(value)}")
+    return value
+
+
+def _number(message: Mapping[str, object], key: str, low: float, high: float) -> float:
+    value = message.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        raise BadMessage(f"{key} must be a number from {low:g} to {high:g}, not {json.dumps(value)}")
+    return float(value)
+
+
+def _text(message: Mapping[str, object], key: str, limit: int) -> str:
+    value = message.get(key)
+    if not isinstance(value, str):
+        raise BadMessage(f"{key} must be a text")
+    if len(value) > limit:
+        raise BadMessage(f"{key} is too long ({len(value)} characters, at most {limit})")
+    return value
+
+
+def _choice(message: Mapping[str, object], key: str, choices: tuple[str, ...]) -> str:
+    value = message.get(key)
+    if value not in choices:
+        raise BadMessage(f"{key} must be one of {', '.join(choices)}, not {json.dumps(value)}")
+    assert isinstance(value, str)
+    return value
+
+
+def _flag(message: Mapping[str, object], key: str) -> bool:
+    value = message.get(key, False)
+    if not isinstance(value, bool):
+        raise BadMessage(f"{key} must be true or false")
+    return value
+
+
+def time_control(value: object) -> TimeControl:
+    """A time control from the page: ``{"kind": "move", "seconds": S}`` or
+    ``{"kind": "clock", "minutes": M, "increment": I}``; raises :class:`BadMessage`."""
+    if not isinstance(value, dict):
+        raise BadMessage("time must be an object with a kind (move or clock)")
+    if _choice(value, "kind", ("move", "clock")) == "move":
+        return TimeControl(move_time=_number(value, "seconds", 0.05, 3600))
+    minutes = _number(value, "minutes", 0, 600)
+    increment = _number(value, "increment", 0, 600)
+    if minutes == 0 and increment == 0:
+        raise BadMessage("a clock needs some time: minutes, an increment, or both")
+    return TimeControl(base=minutes * 60, inc=increment)
+
+
+# -- what the page is sent ---------------------------------------------------------------
+
+
+def _colour(white: bool) -> str:
+    return "white" if white else "black"
+
+
+def move_json(move: Move, text: str) -> dict[str, object]:
+    """A move for the page: its squares, its PDN text and its Hub text."""
+    return {"start": move.start, "path": list(move.path), "captured": list(move.captured), "text": text,
+            "hub": move.hub()}
+
+
+def pv_json(position: Position, pv: str) -> list[dict[str, object]]:
+    """The legal prefix of a principal variation (Hub move text), at most :data:`MAX_PV` moves."""
+    moves: list[dict[str, object]] = []
+    for word in pv.split()[:MAX_PV]:
+        legal = legal_moves(position)
+        try:
+            move = parse_move(position, word, legal)
+        except MoveError:
+            break
+        moves.append(move_json(move, format_pdn(move, legal)))
+        position = position.play(move)
+    return moves
+
+
+def rules_reason(board: Board, outcome: Outcome) -> str:
+    """Why the rules ended the game in ``board``, in words."""
+    position = board.position
+    if outcome.termination is Termination.NO_MOVES:
+        loser = side_name(position.white_to_move)
+        pieces = position.white if position.white_to_move else position.black
+        return f"{loser} has no pieces left" if not pieces else f"{loser} cannot move"
+    if outcome.termination is Termination.REPETITION:
+        return f"draw by repetition: the same position {board.repetitions} times"
+    return (f"draw by the 40-move rule: {board.quiet_plies} plies without a man move or a capture")
+
+
+def white_view(score: int | None, white_to_move: bool) -> int | None:
+    """A score of the side to move (hundredths of a man) from White's point of view."""
+    if score is None:
+        return None
+    return score if white_to_move else -score
+
+
+def score_json(white: int | None) -> dict[str, object] | None:
+    """A score (hundredths, White's view) for the page: ``white``, and ``win``, the plies to a
+    proven win (positive when White wins, negative when Black does) or ``None``."""
+    if white is None:
+        return None
+    win = None
+    if abs(white) >= WIN_SCORE:
+        plies = 10000 - abs(white)
+        win = plies if white > 0 else -plies
+    return {"white": white, "win": win}
+
+
+class Table:
+    """One page's game; ``send`` takes each message for the page (it must not block)."""
+
+    def __init__(self, catalog: EngineCatalog, send: Callable[[dict[str, object]], None]) -> None:
+        self.catalog = catalog
+        self._send = send
+        self.mode = FREE
+        self.board = Board()
+        self.texts: list[str] = []                      # PDN text of each move
+        self.evals: list[int | None] = [None]          # per position: a search's score there, White's view
+        self.clock_log: list[dict[bool, float | None]] = [{True: None, False: None}]  # clocks per position
+        self.cursor = 0                                 # the position shown (0 = start)
+        self.headers: dict[str, str] = {}               # PDN tags of a loaded game
+        self.verdict: tuple[str, str] | None = None     # a result not by the rules: (result, reason)
+        self.players: dict[bool, str] = {True: "?", False: "?"}
+        self.human: bool | None = None                  # play: the person's side
+        self.engines_of: dict[bool, int] = {}           # play and watch: the engine index of each side
+        self.tc = TimeControl(move_time=1.0)
+        self.skill: int | None = None
+        self.clocks: dict[bool, float | None] = {True: None, False: None}  # seconds, before the increment
+        self.turn_start = time.monotonic()
+        self.thinking: bool | None = None               # the side whose engine searches for a move
+        self.failure: dict[str, object] | None = None   # the last engine failure, until the next game
+        self.analysing = False
+        self.analysis_engine = 0
+        self.analysis_lines = 1
+        self._lines: dict[int, dict[str, object]] = {}
+        self._stats: dict[str, object] = {}
+        self._analysis_due: asyncio.TimerHandle | None = None
+        self.pdn_choices: list[PdnGame] = []
+        self._game_number = 0
+        self._slots: dict[tuple[int, int], EngineSlot] = {}
+        self._search: asyncio.Task[None] | None = None
+        self._search_slot: EngineSlot | None = None
+        self._generation = 0
+        self._flag_timer: asyncio.TimerHandle | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+        self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[None]]] = {
+            "new_game": self._on_new_game, "watch": self._on_watch, "move": self._on_move,
+            "goto": self._on_goto, "takeback": self._on_takeback, "resign": self._on_resign,
+            "draw": self._on_draw, "engine_move": self._on_engine_move, "analyse": self._on_analyse,
+            "stop": self._on_stop, "setup": self._on_setup, "load_pdn": self._on_load_pdn,
+            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn}
+
+    # -- entry points ----------------------------------------------------------------
+
+    def welcome(self) -> None:
+        """The first messages of a connection: the engines, then the state."""
+        self._send({"type": "welcome", "engines": self.catalog.as_json()})
+        self._push_state()
+
+    async def handle(self, text: str) -> None:
+        """Act on one message from the page; a bad one is answered with an ``error`` message.
+
+        Messages: ``new_game`` (``mode`` play or free, ``from_current``; for play ``engine``,
+        ``colour``, ``time``, ``skill``), ``watch`` (``white``, ``black``, ``time``), ``move``
+        (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
+        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``), ``stop``, ``setup``
+        (``position``: FEN or Hub text), ``load_pdn`` (``text``), ``pick_pdn`` (``index``),
+        ``save_pdn``.
+        """
+        try:
+            message = json.loads(text)
+        except json.JSONDecodeError as error:
+            self.error(f"not a JSON message: {error.msg}")
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            self.error("a message must be a JSON object with a type")
+            return
+        handler = self._handlers.get(message["type"])
+        if handler is None:
+            self.error(f"unknown message type {message['type']!r}")
+            return
+        try:
+            await handler(message)
+        except BadMessage as error:
+            self.error(str(error))
+        except Exception as error:  # a bug must not end the connection
+            _LOG.exception("message %s", message["type"])
+            self.error(f"internal error on {message['type']}: {type(error).__name__}: {error}")
+
+    def send_engines(self) -> None:
+        """Tell the page what is known of the engines (names, parameters, problems) now."""
+        self._send({"type": "engines", "engines": self.catalog.as_json()})
+
+    def error(self, message: str) -> None:
+        """Tell the page that something it asked for was refused."""
+        self._send({"type": "error", "message": message})
+
+    async def close(self) -> None:
+        """End every engine process of this table at once (a search waiting on one fails, unheard)."""
+        self._generation += 1
+        for timer in (self._flag_timer, self._analysis_due):
+            if timer is not None:
+                timer.cancel()
+        task, self._search, self._search_slot = self._search, None, None
+        slots, self._slots = list(self._slots.values()), {}
+        await asyncio.gather(*(slot.close() for slot in slots), *self._closing)
+        if task is not None:
+            await asyncio.wait({task}, timeout=STOP_GRACE)
+
+    # -- positions and the game ---------------------------------------------------------
+
+    def _position(self) -> Position:
+        return self.board.positions[self.cursor]
+
+    def _at_end(self) -> bool:
+        return self.cursor == len(self.board.moves)
+
+    def result(self) -> tuple[str, str] | None:
+        """The game's result and why, if it has ended (by the rules, or by a verdict)."""
+        if self.verdict is not None:
+            return self.verdict
+        outcome = self.board.outcome()
+        return None if outcome is None else (outcome.result(), rules_reason(self.board, outcome))
+
+    def _reset(self, board: Board) -> None:
+        """A new game record: ``board`` with its moves, the cursor at its end, no verdict."""
+        self.board = Board(board.start)
+        self.texts, self.evals = [], [None]
+        self.clock_log = [dict(self.clocks)]
+        for move in board.moves:
+            self._push(move)
+        self.cursor = len(self.board.moves)
+        self.verdict = None
+        self.failure = None
+        self._game_number += 1
+
+    def _push(self, move: Move) -> None:
+        self.texts.append(self.board.pdn(move))
+        self.board.push(move)
+        self.evals.append(None)
+        self.clock_log.append(dict(self.clocks))
+
+    def _truncate(self, plies: int) -> None:
+        """Drop the moves after the first ``plies`` (and the verdict, which was about the longer game)."""
+        while len(self.board.moves) > plies:
+            self.board.pop()
+            self.texts.pop()
+            self.evals.pop()
+            self.clock_log.pop()
+        self.cursor = min(self.cursor, plies)
+        self.verdict = None
+
+    def _person_may_move(self) -> str | None:
+        """``None`` when the page may enter a move in the position shown, else why not."""
+        if self.mode == WATCH:
+            return "the engines are playing: stop them to move"
+        if self.mode == PLAY:
+            if self.result() is not None:
+                return "the game is over"
+            if not self._at_end():
+                return "go to the last move to play"
+            if self._position().white_to_move != self.human:
+                return "it is the engine's turn"
+            return None
+        if self._at_end() and self.result() is not None and self.verdict is None:
+            return "the game is over"
+        return None
+
+    # -- engines -------------------------------------------------------------------------
+
+    def _slot(self, index: int, seat: int) -> EngineSlot:
+        key = (index, seat)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = EngineSlot(self.catalog, index)
+        return slot
+
+    def _discard(self, slot: EngineSlot) -> None:
+        """Forget ``slot`` and end its process in the background (the next use starts a fresh one)."""
+        for key, held in list(self._slots.items()):
+            if held is slot:
+                del self._slots[key]
+        task = asyncio.get_running_loop().create_task(slot.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _halt(self) -> None:
+        """End the running search (its results are dropped) and the person's flag timer."""
+        self._generation += 1
+        if self._flag_timer is not None:
+            self._flag_timer.cancel()
+            self._flag_timer = None
+        task, slot = self._search, self._search_slot
+        self._search = self._search_slot = None
+        self.thinking = None
+        if task is None or slot is None or task.done():
+            return
+        await slot.stop()
+        done, _ = await asyncio.wait({task}, timeout=STOP_GRACE)
+        if not done:
+            self._fail(slot, f"{slot.spec.name} did not stop its search within {STOP_GRACE:g} s: "
+                             "its process was ended", [])
+            await asyncio.wait({task}, timeout=STOP_GRACE)
+
+    def _fail(self, slot: EngineSlot, message: str, tail: list[str]) -> None:
+        """Report an engine failure to the page and replace the engine's process at its next use."""
+        self._discard(slot)
+        self.failure = {"engine": slot.spec.name, "message": message, "tail": tail}
+        self._send({"type": "error", "message": message, "tail": tail})
+
+    def _start_search(self, slot: EngineSlot, work: Callable[[int, EngineSlot], Awaitable[None]]) -> None:
+        """Run ``work(generation, slot)`` as the table's one search."""
+        generation = self._generation
+
+        async def run() -> None:
+            try:
+                await work(generation, slot)
+            except Exception as error:  # a bug must not leave the table stuck without a word
+                _LOG.exception("search")
+                if generation == self._generation:
+                    self.error(f"internal error in the search: {type(error).__name__}: {error}")
+            finally:
+                if self._search is task:
+                    self._search = self._search_slot = None
+                    self.thinking = None
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._search_slot, self._search = slot, task
+
+    async def _prepare(self, slot: EngineSlot, lines: int, skill: int | None) -> None:
+        """Start the engine and set its multi-PV count and skill (its declared default when ``None``)."""
+        if not slot.started:
+            await slot.start()
+            self.send_engines()
+        await slot.new_game(self._game_number)
+        await slot.ensure_param("multipv", str(lines))
+        declared = slot.params.get("skill")
+        if declared is not None:
+            await slot.ensure_param("skill", declared.get("value", "") if skill is None else str(skill))
+
+    def _schedule(self) -> None:
+        """Start what the new state calls for: an engine's move, the analysis, the person's flag timer."""
+        if self._search is not None:
+            return
+        over = self.result() is not None
+        white = self.board.position.white_to_move
+        if self.mode == PLAY and not over:
+            if white != self.human:
+                if self.failure is None:
+                    self._start_search(self._slot(self.engines_of[white], 0), self._engine_move)
+            elif self.clocks[white] is not None:
+                left = self._available(white)
+                self._flag_timer = asyncio.get_running_loop().call_later(
+                    max(0.0, left), self._flag_fell, self._generation)
+        elif self.mode == WATCH and not over and self.failure is None:
+            self._start_search(self._slot(self.engines_of[white], 0 if white else 1), self._engine_move)
+        elif self.mode == FREE and self.analysing and legal_moves(self._position()):
+            self._lines, self._stats = {}, {}
+            self._start_search(self._slot(self.analysis_engine, 0), self._analyse)
+
+    def _available(self, white: bool) -> float:
+        """Seconds ``white``'s side has for its move now (clock plus increment, less its turn so far)."""
+        clock = self.clocks[white]
+        assert clock is not None
+        left = clock + self.tc.inc
+        if white == self.board.position.white_to_move:
+            left -= time.monotonic() - self.turn_start
+        return left
+
+    def _flag_fell(self, generation: int) -> None:
+        if generation != self._generation or self.result() is not None or self.human is None:
+            return
+        self._flag_timer = None
+        self.verdict = ("0-1" if self.human else "1-0", f"{side_name(self.human)} lost on time")
+        self._push_state()
+
+    async def _engine_move(self, generation: int, slot: EngineSlot) -> None:
+        """The engine of the side to move searches and its move is played (play and watch)."""
+        white = self.board.position.white_to_move
+        clock = self.clocks[white]
+        allowed = self.tc.allowed(clock)
+        # With a clock the engine loses on time past its margin; a time per move only bounds the wait.
+        timeout = (allowed or 0.0) + (MOVE_MARGIN if clock is not None else MOVE_TIME_SLACK)
+        ply = len(self.board.moves)
+        try:
+            await self._prepare(slot, 1, self.skill if self.mode == PLAY else None)
+            if generation != self._generation:
+                return
+            self.turn_start = time.monotonic()
+            self.thinking = white
+            self._push_state()
+            watch = self.mode == WATCH
+            report = await slot.search(
+                self.board.start.hub(), [move.hub() for move in self.board.moves], self.tc.level(clock),
+                "think", timeout, lambda args: self._on_info(generation, ply, args) if watch else None)
+        except EngineTimeout as error:
+            if generation == self._generation:
+                if clock is not None:
+                    self._discard(slot)
+                    self._lose_on_time(white, f"{slot.spec.name} did not answer within its time")
+                else:
+                    self._fail(slot, str(error), error.tail)
+                    self._after_failure()
+            return
+        except EngineError as error:
+            if generation == self._generation:
+                self._fail(slot, str(error), error.tail)
+                self._after_failure()
+            return
+        if generation != self._generation:
+            return
+        self._search = self._search_slot = None
+        self.thinking = None
+        if clock is not None and allowed is not None and report.elapsed > allowed + MOVE_MARGIN:
+            self._lose_on_time(white, f"{slot.spec.name} took {report.elapsed:.2f} s, "
+                                      f"{allowed:.2f} s were left")
+            return
+        try:
+            move = self.board.parse_move(report.move)
+        except MoveError as error:
+            self._fail(slot, f"{slot.spec.name} played an illegal move: {error}", slot.tail())
+            self._after_failure()
+            return
+        if clock is not None:
+            self.clocks[white] = clock + self.tc.inc - report.elapsed
+        self.evals[ply] = white_view(report.score, white)
+        follow = self._at_end()
+        self._push(move)
+        if follow:
+            self.cursor = len(self.board.moves)
+        self.turn_start = time.monotonic()
+        self._schedule()
+        self._push_state()
+
+    def _lose_on_time(self, white: bool, detail: str) -> None:
+        self._search = self._search_slot = None
+        self.thinking = None
+        self.verdict = ("0-1" if white else "1-0", f"{side_name(white)} lost on time ({detail})")
+        self._push_state()
+
+    def _after_failure(self) -> None:
+        """After an engine failed: watching stops (back to free play); a game waits for ``engine_move``."""
+        self._search = self._search_slot = None
+        self.thinking = None
+        if self.mode == WATCH:
+            self.mode = FREE
+        if self.mode == FREE:
+            self.analysing = False
+        self._push_state()
+
+    async def _analyse(self, generation: int, slot: EngineSlot) -> None:
+        """The analysis engine thinks on the position shown until stopped."""
+        ply = self.cursor
+        try:
+            await self._prepare(slot, self.analysis_lines, None)
+            if generation != self._generation:
+                return
+            self._push_analysis(True)
+            await slot.search(self.board.start.hub(), [move.hub() for move in self.board.moves[:ply]],
+                              {"infinite": True}, "analyze", ANALYSIS_TIMEOUT,
+                              lambda args: self._on_info(generation, ply, args))
+        except EngineError as error:
+            if generation == self._generation:
+                self._fail(slot, str(error), error.tail)
+                self._after_failure()
+            return
+        if generation == self._generation:
+            self._push_analysis(False)  # the engine ended the analysis itself (a proven result, say)
+
+    def _on_info(self, generation: int, ply: int, args: dict[str, str]) -> None:
+        """One ``info`` line of the running search at position ``ply``: lines, depth, speed, score."""
+        if generation != self._generation:
+            return
+        position = self.board.positions[ply]
+        multipv = int(args["multipv"]) if args.get("multipv", "").isdigit() else 1
+        score = white_view(parse_score(args["score"]) if "score" in args else None, position.white_to_move)
+        self._lines[multipv] = {"multipv": multipv, "depth": args.get("depth"), "score": score_json(score),
+                                "pv": pv_json(position, args.get("pv", ""))}
+        self._stats = {key: args[key] for key in ("depth", "nodes", "nps", "time") if key in args}
+        if multipv == 1 and score is not None:
+            self.evals[ply] = score
+        if self._analysis_due is None:
+            self._analysis_due = asyncio.get_running_loop().call_later(
+                ANALYSIS_INTERVAL, self._push_analysis, True)
+
+    # -- messages to the page ------------------------------------------------------------
+
+    def _push_analysis(self, running: bool) -> None:
+        if self._analysis_due is not None:
+            self._analysis_due.cancel()
+            self._analysis_due = None
+        slot = self._search_slot
+        lines = [self._lines[key] for key in sorted(self._lines)]
+        self._send({"type": "analysis", "running": running and self._search is not None,
+                    "engine": slot.spec.name if slot else None, "ply": self.cursor,
+                    "lines": lines[:max(self.analysis_lines, 1)], "stats": self._stats,
+                    "evals": [score_json(score) for score in self.evals]})
+
+    def _clocks_json(self) -> dict[str, object] | None:
+        if self.mode not in (PLAY, WATCH) or self.clocks[True] is None:
+            return None
+        white = self.board.position.white_to_move
+        over = self.result() is not None
+        running = None
+        if not over and (self.thinking is not None or (self.mode == PLAY and white == self.human)):
+            running = _colour(white)
+        left = {side: self._available(side) if running else (self.clocks[side] or 0.0) + self.tc.inc
+                for side in (True, False)}
+        return {"white": left[True], "black": left[False], "running": running}
+
+    def state(self) -> dict[str, object]:
+        """The whole state the page shows, as one ``state`` message."""
+        position = self._position()
+        legal = legal_moves(position) if self._person_may_move() is None else []
+        result = self.result()
+        shown = self.board.moves[:self.cursor]
+        last = move_json(shown[-1], self.texts[self.cursor - 1]) if shown else None
+        may_take_back = bool(self.board.moves) and (
+            self.mode == FREE or (self.mode == PLAY and any(
+                self.board.positions[ply].white_to_move == self.human for ply in range(len(self.board.moves)))))
+        playing = self.mode == PLAY and result is None
+        return {
+            "type": "state", "mode": self.mode, "position": position.hub(), "fen": position.fen(),
+            "white_to_move": position.white_to_move, "cursor": self.cursor,
+            "start_fen": self.board.start.fen(),
+            "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
+            "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
+            "why_not": self._person_may_move(), "last": last,
+            "evals": [score_json(score) for score in self.evals],
+            "players": {"white": self.players[True], "black": self.players[False]},
+            "human": None if self.human is None or self.mode != PLAY else _colour(self.human),
+            "clocks": self._clocks_json(),
+            "thinking": None if self.thinking is None else _colour(self.thinking),
+            "result": None if result is None else {"result": result[0], "reason": result[1]},
+            "analysing": self.analysing, "analysis_engine": self.analysis_engine,
+            "analysis_lines": self.analysis_lines, "failure": self.failure,
+            "can": {"takeback": may_take_back and self.mode != WATCH, "resign": playing, "draw": playing,
+                    "engine_move": playing and self.failure is not None and self.thinking is None
+                    and self.board.position.white_to_move != self.human},
+            "time": _tc_json(self.tc) if self.mode in (PLAY, WATCH) else None,
+        }
+
+    def _push_state(self) -> None:
+        self._send(self.state())
+
+    def _notice(self, message: str) -> None:
+        self._send({"type": "notice", "message": message})
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def _engine_index(self, message: Mapping[str, object], key: str) -> int:
+        return _whole(message, key, 0, len(self.catalog.specs) - 1)
+
+    async def _on_new_game(self, message: Mapping[str, object]) -> None:
+        mode = _choice(message, "mode", (PLAY, FREE))
+        start = self._position() if _flag(message, "from_current") else Position.start()
+        if mode == FREE:
+            await self._halt()
+            self.analysing = False
+            self._free_game(Board(start), {})
+        else:
+            engine = self._engine_index(message, "engine")
+            human = _choice(message, "colour", ("white", "black")) == "white"
+            tc = time_control(message.get("time"))
+            skill = None
+            if message.get("skill") is not None:
+                declared = self.catalog.listings[engine].ident
+                bounds = declared.params.get("skill", {}) if declared else {}
+                skill = _whole(message, "skill", int(bounds.get("min", 0)), int(bounds.get("max", 1000)))
+            await self._halt()
+            self.analysing = False
+            self.mode, self.human, self.tc, self.skill = PLAY, human, tc, skill
+            self.engines_of = {not human: engine}
+            self.players = {human: PERSON, not human: self.catalog.spec(engine).name}
+            self.clocks = {True: tc.base, False: tc.base}
+            self.headers = {}
+            self._reset(Board(start))
+        self.turn_start = time.monotonic()
+        self._schedule()
+        self._push_state()
+
+    async def _on_watch(self, message: Mapping[str, object]) -> None:
+        white = self._engine_index(message, "white")
+        black = self._engine_index(message, "black")
+        tc = time_control(message.get("time"))
+        shown = self.board.copy()
+        while len(shown.moves) > self.cursor:
+            shown.pop()
+        if shown.outcome() is not None:
+            raise BadMessage("the game is over here: go back, or set up another position, to watch from")
+        await self._halt()
+        self._truncate(self.cursor)
+        self.analysing = False
+        self.mode, self.tc, self.skill, self.human = WATCH, tc, None, None
+        self.engines_of = {True: white, False: black}
+        self.players = {True: self.catalog.spec(white).name, False: self.catalog.spec(black).name}
+        self.clocks = {True: tc.base, False: tc.base}
+        self.clock_log[-1] = dict(self.clocks)
+        self.failure = None
+        self._game_number += 1
+        self._schedule()
+        self._push_state()
+
+    async def _on_move(self, message: Mapping[str, object]) -> None:
+        start = _whole(message, "start", 1, 32)
+        path = message.get("path")
+        if not isinstance(path, list) or not 1 <= len(path) <= 12 or any(
+                isinstance(square, bool) or not isinstance(square, int) or not 1 <= square <= 32
+                for square in path):
+            raise BadMessage("path must be a list of 1 to 12 squares (1 to 32)")
+        refusal = self._person_may_move()
+        if refusal is not None:
+            raise BadMessage(f"no move now: {refusal}")
+        try:
+            wanted = Move(start, path)
+        except ValueError as error:
+            raise BadMessage(f"not a move: {error}") from None
+        position = self._position()
+        legal = legal_moves(position)
+        if wanted not in legal:
+            raise BadMessage(_illegal_reason(wanted, legal))
+        move = legal[legal.index(wanted)]
+        await self._halt()
+        white = position.white_to_move
+        if self.mode == PLAY:
+            clock = self.clocks[white]
+            if clock is not None:
+                self.clocks[white] = clock + self.tc.inc - (time.monotonic() - self.turn_start)
+        self._truncate(self.cursor)
+        self._push(move)
+        self.cursor = len(self.board.moves)
+        self.turn_start = time.monotonic()
+        self._schedule()
+        self._push_state()
+
+    async def _on_goto(self, message: Mapping[str, object]) -> None:
+        ply = _whole(message, "ply", 0, len(self.board.moves))
+        if self.mode == FREE:
+            await self._halt()
+            self.cursor = ply
+            self._schedule()
+        else:
+            self.cursor = ply
+        self._push_state()
+
+    async def _on_takeback(self, message: Mapping[str, object]) -> None:
+        if self.mode == WATCH:
+            raise BadMessage("stop the engines first")
+        if not self.board.moves:
+            raise BadMessage("there is no move to take back")
+        plies = len(self.board.moves) - 1
+        if self.mode == PLAY:
+            mine = [ply for ply in range(len(self.board.moves))
+                    if self.board.positions[ply].white_to_move == self.human]
+            if not mine:
+                raise BadMessage("there is no move of yours to take back")
+            plies = mine[-1]
+        await self._halt()
+        self._truncate(plies)
+        self.cursor = plies
+        self.clocks = dict(self.clock_log[plies])
+        self.failure = None
+        self.turn_start = time.monotonic()
+        self._schedule()
+        self._push_state()
+
+    def _playing(self) -> bool:
+        return self.mode == PLAY and self.result() is None and self.human is not None
+
+    async def _on_resign(self, message: Mapping[str, object]) -> None:
+        if not self._playing() or self.human is None:
+            raise BadMessage("there is no game against an engine to resign")
+        await self._halt()
+        self.verdict = ("0-1" if self.human else "1-0", f"{side_name(self.human)} resigns")
+        self._push_state()
+
+    async def _on_draw(self, message: Mapping[str, object]) -> None:
+        if not self._playing() or self.human is None:
+            raise BadMessage("there is no game against an engine to offer a draw in")
+        engine = not self.human
+        scores = [score for ply, score in enumerate(self.evals)
+                  if score is not None and self.board.positions[ply].white_to_move == engine]
+        own = white_view(scores[-1], engine) if scores else None
+        name = self.players[engine]
+        if own is None or own > DRAW_ACCEPT:
+            self._notice(f"{name} declines the draw")
+            return
+        await self._halt()
+        self.verdict = ("1/2-1/2", f"draw agreed ({name} accepted)")
+        self._notice(f"{name} accepts the draw")
+        self._push_state()
+
+    async def _on_engine_move(self, message: Mapping[str, object]) -> None:
+        if not self._playing() or self.board.position.white_to_move == self.human:
+            raise BadMessage("there is no engine move to wait for")
+        if self._search is not None:
+            raise BadMessage("the engine is already thinking")
+        self.failure = None
+        self._schedule()
+        self._push_state()
+
+    async def _on_analyse(self, message: Mapping[str, object]) -> None:
+        on = _flag(message, "on")
+        engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
+        lines = _whole(message, "lines", 1, MAX_LINES) if "lines" in message else self.analysis_lines
+        if on and self._playing():
+            raise BadMessage("finish the game (or resign) before analysing")
+        await self._halt()
+        if on and self.mode != FREE:
+            self.mode = FREE
+        self.analysing, self.analysis_engine, self.analysis_lines = on, engine, lines
+        self.failure = None
+        self._schedule()
+        if not on:
+            self._push_analysis(False)
+        self._push_state()
+
+    async def _on_stop(self, message: Mapping[str, object]) -> None:
+        if self.mode == PLAY and self._search_slot is not None:
+            await self._search_slot.stop()  # "move now": the search's move is still played
+            return
+        if self.mode == WATCH:
+            await self._halt()
+            self.mode = FREE
+            self._push_state()
+            return
+        if self.mode == FREE and self.analysing:
+            await self._halt()
+            self.analysing = False
+            self._push_analysis(False)
+            self._push_state()
+            return
+        raise BadMessage("nothing to stop")
+
+    async def _on_setup(self, message: Mapping[str, object]) -> None:
+        text = _text(message, "position", MAX_POSITION_TEXT)
+        try:
+            position = Position.parse(text)
+        except PositionError as error:
+            raise BadMessage(f"impossible position: {error}") from None
+        await self._halt()
+        self._free_game(Board(position), {})
+        self._schedule()
+        self._push_state()
+
+    def _free_game(self, board: Board, headers: dict[str, str]) -> None:
+        self.mode = FREE
+        self.human, self.engines_of, self.skill = None, {}, None
+        self.clocks = {True: None, False: None}
+        self.players = {True: headers.get("White", "?"), False: headers.get("Black", "?")}
+        self.headers = headers
+        self._reset(board)
+
+    async def _on_load_pdn(self, message: Mapping[str, object]) -> None:
+        text = _text(message, "text", MAX_PDN)
+        try:
+            games = read_games(text)
+        except PdnError as error:
+            raise BadMessage(f"cannot read the PDN: {error}") from None
+        if not games:
+            raise BadMessage("no game found in the PDN text")
+        if len(games) == 1:
+            await self._load(games[0])
+            return
+        self.pdn_choices = games
+        self._send({"type": "pdn_games", "games": [_game_label(number, game)
+                                                    for number, game in enumerate(games, start=1)]})
+
+    async def _on_pick_pdn(self, message: Mapping[str, object]) -> None:
+        if not self.pdn_choices:
+            raise BadMessage("no PDN file with several games was loaded")
+        await self._load(self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
+
+    async def _load(self, game: PdnGame) -> None:
+        await self._halt()
+        self.pdn_choices = []
+        # write_game sets these from the game itself when it is saved again.
+        tags = {name: value for name, value in game.headers.items() if name not in _GAME_RECORD_TAGS}
+        self._free_game(game.board, tags)
+        outcome = self.board.outcome()
+        if game.result != "*" and (outcome is None or outcome.result() != game.result):
+            self.verdict = (game.result, game.headers.get("Termination") or "the result recorded in the PDN")
+        self._schedule()
+        self._push_state()
+
+    async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
+        headers = dict(self.headers)
+        headers.setdefault("Event", "Pedina GUI")
+        headers.setdefault("Date", datetime.date.today().strftime("%Y.%m.%d"))
+        headers["White"], headers["Black"] = self.players[True], self.players[False]
+        result = self.result()
+        text = write_game(self.board, headers, result[0] if result else "*")
+        self._send({"type": "pdn", "text": text})
+
+
+def _illegal_reason(wanted: Move, legal: list[Move]) -> str:
+    captures = [move for move in legal if move.captured]
+    if captures and not wanted.captured:
+        texts = ", ".join(format_pdn(move, legal) for move in captures[:6])
+        return f"a capture is compulsory: {texts}"
+    return f"{wanted.full_path()} is not a legal move here"
+
+
+def _game_label(number: int, game: PdnGame) -> str:
+    headers = game.headers
+    players = f"{headers.get('White', '?')} - {headers.get('Black', '?')}"
+    extra = ", ".join(value for value in (headers.get("Event"), headers.get("Date")) if value)
+    moves = len(game.board.moves)
+    return f"{number}. {players}{' (' + extra + ')' if extra else ''} {game.result}, {moves} plies"
+
+
+def _tc_json(tc: TimeControl) -> dict[str, Any]:
+    if tc.base is not None:
+        return {"kind": "clock", "minutes": tc.base / 60, "increment": tc.inc}
+    return {"kind": "move", "seconds": tc.move_time}

@@ -1,0 +1,509 @@
+"""``pedina gui`` without a browser: the guard (token, origin, host), the page's messages as a
+:class:`Table` handles them (bad ones refused, games, clocks, analysis, PDN), engine failures,
+and the engines ending with the server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from click.testing import CliRunner
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+from websockets.typing import Origin
+
+from pedina import read_game
+from pedina.protocol import gui as gui_module
+from pedina.protocol.cli import main
+from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
+from pedina.protocol.gui.engines import EngineCatalog
+from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
+from pedina.protocol.gui.table import Table
+from pedina.protocol.match.game import EngineSpec
+
+FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
+TOKEN = "t0ken-for-the-tests"
+
+
+def random_spec(name: str = "Random", **options: str) -> EngineSpec:
+    """The fixture engine (random legal moves; ``mode`` makes it misbehave)."""
+    return EngineSpec(name, f"{sys.executable} {FIXTURE}", {"seed": "1", **options})
+
+
+Message = dict[str, Any]
+
+
+class FakePage:
+    """A table driven as the page drives it: JSON messages in, and the messages sent back read
+    with a timeout (every one is kept in ``seen``)."""
+
+    def __init__(self, specs: list[EngineSpec]) -> None:
+        self.inbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.table = Table(EngineCatalog(specs), self.inbox.put_nowait)
+        self.seen: list[Message] = []
+        self.state: Message = {}
+
+    async def send(self, **message: object) -> None:
+        await self.table.handle(json.dumps(message))
+
+    async def send_text(self, text: str) -> None:
+        await self.table.handle(text)
+
+    async def expect(self, kind: str, until: Callable[[Message], bool] = lambda m: True,
+                     timeout: float = 20.0) -> Message:
+        """The next message of type ``kind`` that satisfies ``until`` (others are skipped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {kind} message in time; last seen: "
+                                     f"{[m['type'] + ':' + str(m.get('message', '')) for m in self.seen[-8:]]}")
+            try:
+                message = await asyncio.wait_for(self.inbox.get(), left)
+            except asyncio.TimeoutError:
+                continue
+            self.seen.append(message)
+            if message["type"] == "state":
+                self.state = message
+            if message["type"] == kind and until(message):
+                return message
+
+    async def error(self, text: str) -> str:
+        """Send ``text`` and return the error message it gets."""
+        await self.send_text(text)
+        return str((await self.expect("error", timeout=5))["message"])
+
+
+def run(body: Callable[[FakePage], Coroutine[Any, Any, None]], specs: list[EngineSpec]) -> None:
+    """Run ``body`` with a fresh table, closing it (and its engines) afterwards."""
+    async def main_task() -> None:
+        page = FakePage(specs)
+        page.table.welcome()
+        await page.expect("state")
+        try:
+            await body(page)
+        finally:
+            await page.table.close()
+    asyncio.run(main_task())
+
+
+def legal_choice(state: Message, index: int = 0) -> Message:
+    moves = state["legal"]
+    assert moves, state
+    move: Message = moves[index % len(moves)]
+    return move
+
+
+# -- the guard ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def live_server(specs: list[EngineSpec]) -> Iterator[str]:
+    """The application served by uvicorn in a thread, on a free loopback port; yields ``host:port``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    app = create_app(EngineCatalog(specs), TOKEN, port, probe=False)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listener.close()
+
+
+def http_get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    """Status, headers and body of a GET (an error status is returned, not raised)."""
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read().decode()
+
+
+def test_a_request_without_the_token_is_refused() -> None:
+    with live_server([random_spec()]) as host:
+        status, _, body = http_get(f"http://{host}/")
+        assert status == 403 and "token" in body
+        assert http_get(f"http://{host}/?token=wrong")[0] == 403
+        assert http_get(f"http://{host}/static/app.js")[0] == 403
+        status, headers, body = http_get(f"http://{host}/?token={TOKEN}")
+        assert status == 200 and '<svg id="board"' in body
+        assert "default-src 'none'" in headers["content-security-policy"]
+        cookie = headers["set-cookie"].split(";")[0]
+        assert cookie == f"{cookie_name(int(host.split(':')[1]))}={TOKEN}"
+        # The cookie the page got lets its files load; nothing else is served.
+        assert http_get(f"http://{host}/static/app.js", {"Cookie": cookie})[0] == 200
+        status, headers, _ = http_get(f"http://{host}/static/style.css", {"Cookie": cookie})
+        assert status == 200 and headers["content-type"].startswith("text/css")
+        assert http_get(f"http://{host}/static/index.html", {"Cookie": cookie})[0] == 404
+        assert http_get(f"http://{host}/static/..%2Fserver.py", {"Cookie": cookie})[0] == 404
+        assert http_get(f"http://{host}/static/app.js", {"Cookie": "pedina-gui-1=" + TOKEN})[0] == 403
+        with pytest.raises(InvalidStatus) as refused:
+            with connect(f"ws://{host}/ws", origin=Origin(f"http://{host}")):
+                pass
+        assert refused.value.response.status_code == 403
+
+
+def test_other_origins_and_hosts_are_refused() -> None:
+    with live_server([random_spec()]) as host:
+        page = f"http://{host}/?token={TOKEN}"
+        assert http_get(page, {"Origin": "http://evil.example"})[0] == 403
+        assert http_get(page, {"Origin": f"http://{host}"})[0] == 200
+        # DNS rebinding: a hostile name that resolves to 127.0.0.1 still sends its own Host.
+        assert http_get(page, {"Host": f"evil.example:{host.split(':')[1]}"})[0] == 403
+        assert http_get(page, {"Host": "127.0.0.1:9"})[0] == 403
+        for origin in ("http://evil.example", None):
+            with pytest.raises(InvalidStatus) as refused:
+                with connect(f"ws://{host}/ws?token={TOKEN}", origin=Origin(origin) if origin else None):
+                    pass
+            assert refused.value.response.status_code == 403
+        with connect(f"ws://{host}/ws?token={TOKEN}", origin=Origin(f"http://{host}")) as websocket:
+            welcome = json.loads(websocket.recv(timeout=10))
+            assert welcome["type"] == "welcome" and welcome["engines"][0]["name"] == "Random"
+            assert json.loads(websocket.recv(timeout=10))["type"] == "state"
+            websocket.send(b"\x00binary")
+            assert json.loads(websocket.recv(timeout=10)) == {"type": "error", "message": "messages must be JSON text"}
+
+
+def test_loopback_names() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("[::1]")
+    assert is_loopback("127.0.0.2") and not is_loopback("0.0.0.0") and not is_loopback("example.org")
+
+
+# -- the command line --------------------------------------------------------------------
+
+
+def test_engine_options_parse_like_the_match_runner() -> None:
+    assert gui_engines(()) == [DEFAULT_ENGINE]
+    specs = gui_engines(("cmd=pedina hub\0name=A\0option.skill=3", "cmd=other\0name=B"))
+    assert [(spec.name, spec.command, spec.options) for spec in specs] == [
+        ("A", "pedina hub", {"skill": "3"}), ("B", "other", {})]
+    runner = CliRunner()
+    for args, error in ((["--engine", "cmd=x", "st=1"], "the time is chosen in the page"),
+                        (["--engine", "cmd=a", "name=A", "--engine", "cmd=b", "name=A"], "two engines are named 'A'"),
+                        (["--engine", "name=A"], "no cmd= given"),
+                        (["--engine", "cmd=x", "colour=red"], "unknown engine setting 'colour'")):
+        result = runner.invoke(main, ["gui", *args])
+        assert result.exit_code == 1 and error in result.output, result.output
+
+
+def test_without_the_web_stack_the_command_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gui_module, "missing_web_stack", lambda: ["starlette", "uvicorn"])
+    result = CliRunner().invoke(main, ["gui", "--no-browser"])
+    assert result.exit_code == 1
+    assert 'needs starlette, uvicorn: pip install "pedina[gui]"' in result.output
+
+
+# -- the page's messages -----------------------------------------------------------------
+
+
+def test_bad_messages_get_an_error_and_the_table_goes_on() -> None:
+    async def body(page: FakePage) -> None:
+        assert "not a JSON message" in await page.error("{not json")
+        assert "JSON object with a type" in await page.error("[1, 2]")
+        assert "JSON object with a type" in await page.error('{"type": 7}')
+        assert "unknown message type 'format_disk'" in await page.error('{"type": "format_disk"}')
+        assert "start must be a whole number from 1 to 32" in await page.error(
+            '{"type": "move", "start": 99, "path": [18]}')
+        assert "start must be a whole number" in await page.error('{"type": "move", "start": true, "path": [18]}')
+        assert "path must be a list" in await page.error('{"type": "move", "start": 22, "path": ["18"]}')
+        assert "path must be a list" in await page.error('{"type": "move", "start": 22, "path": []}')
+        assert "not a move" in await page.error('{"type": "move", "start": 22, "path": [30]}')
+        assert "22-26 is not a legal move" in await page.error('{"type": "move", "start": 22, "path": [26]}')
+        assert "ply must be a whole number from 0 to 0" in await page.error('{"type": "goto", "ply": 5}')
+        assert "there is no move to take back" in await page.error('{"type": "takeback"}')
+        assert "engine must be a whole number from 0 to 0" in await page.error(
+            '{"type": "new_game", "mode": "play", "engine": 3, "colour": "white", '
+            '"time": {"kind": "move", "seconds": 1}}')
+        assert "seconds must be a number from 0.05 to 3600" in await page.error(
+            '{"type": "new_game", "mode": "play", "engine": 0, "colour": "white", '
+            '"time": {"kind": "move", "seconds": 1e999}}')
+        assert "a clock needs some time" in await page.error(
+            '{"type": "watch", "white": 0, "black": 0, "time": {"kind": "clock", "minutes": 0, "increment": 0}}')
+        assert "position must be a text" in await page.error('{"type": "setup", "position": ["/etc/passwd"]}')
+        assert "cannot read the PDN" in await page.error('{"type": "load_pdn", "text": "1. 23-19 99-98 *"}')
+        assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
+        assert "nothing to stop" in await page.error('{"type": "stop"}')
+        assert "no game against an engine to resign" in await page.error('{"type": "resign"}')
+        # Still serving: a legal move is played.
+        await page.send(type="move", start=22, path=[18])
+        state = await page.expect("state")
+        assert state["fen"].startswith("B:W18,") and state["moves"][0]["text"] == "22-18"
+    run(body, [random_spec()])
+
+
+def test_setup_refuses_an_impossible_position_and_offers_the_legal_moves() -> None:
+    async def body(page: FakePage) -> None:
+        error = await page.error(json.dumps({"type": "setup", "position": "W:W2,21:B5"}))
+        assert "impossible position" in error and "white man on square 2" in error
+        error = await page.error(json.dumps({"type": "setup", "position": "Wbbbbbbbbbbbbbeeeeeewwwwwwwwwwwwww"}))
+        assert "impossible position" in error
+        await page.send(type="setup", position="W:W22,K30:B18,14")
+        state = await page.expect("state")
+        assert state["mode"] == "free" and state["fen"] == "W:W22,K30:B14,18"
+        # 22x13x18 is compulsory (a man may capture forward only).
+        assert [move["hub"] for move in state["legal"]] == ["22x13x18"]
+        assert state["legal"][0]["path"] == [13] and state["legal"][0]["captured"] == [18]
+        assert "a capture is compulsory: 22x13" in await page.error(
+            json.dumps({"type": "move", "start": 30, "path": [26]}))
+    run(body, [random_spec()])
+
+
+def test_a_game_against_the_engine_to_its_end_then_saved_and_loaded_back() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black",
+                        time={"kind": "move", "seconds": 0.1})
+        state = await page.expect("state", lambda m: m["mode"] == "play")
+        assert state["players"] == {"white": "Random", "black": "Player"} and state["human"] == "black"
+        for turn in range(400):
+            state = await page.expect("state", lambda m: m["result"] is not None or bool(m["legal"]))
+            if state["result"]:
+                break
+            move = legal_choice(state, turn * 7)
+            await page.send(type="move", start=move["start"], path=move["path"])
+        assert state["result"] is not None, "the game did not end"
+        result = state["result"]
+        assert result["result"] in ("1-0", "0-1", "1/2-1/2") and result["reason"]
+        assert "takeback" in state["can"]
+        await page.send(type="save_pdn")
+        text = str((await page.expect("pdn"))["text"])
+        game = read_game(text)
+        assert [move.hub() for move in game.board.moves] == [move["hub"] for move in state["moves"]]
+        assert game.headers["White"] == "Random" and game.headers["Black"] == "Player"
+        assert game.result == result["result"]
+        await page.send(type="load_pdn", text=text)
+        loaded = await page.expect("state", lambda m: m["mode"] == "free")
+        assert loaded["moves"] == state["moves"] and loaded["result"] == result
+        await page.send(type="save_pdn")
+        again = (await page.expect("pdn"))["text"]
+        assert again == text, (again, text)
+    run(body, [random_spec()])
+
+
+def test_several_games_in_a_pdn_file_are_offered_to_choose() -> None:
+    text = ('[Event "one"]\n[White "A"]\n[Black "B"]\n\n1. 22-18 10-14 *\n\n'
+            '[Event "two"]\n[FEN "B:W18:B10"]\n\n1... 10-14 2. 18x11 1-0\n')
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=text)
+        games = (await page.expect("pdn_games"))["games"]
+        assert len(games) == 2 and games[0].startswith("1. A - B (one)") and "1-0" in games[1]
+        assert "index must be a whole number from 0 to 1" in await page.error('{"type": "pick_pdn", "index": 2}')
+        await page.send(type="pick_pdn", index=1)
+        state = await page.expect("state")
+        assert state["start_fen"] == "B:W18:B10" and [m["text"] for m in state["moves"]] == ["10-14", "18x11"]
+        assert state["result"]["result"] == "1-0" and state["result"]["reason"] == "Black has no pieces left"
+        assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
+    run(body, [random_spec()])
+
+
+def test_takeback_and_draw_offer_against_the_engine() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="white",
+                        time={"kind": "move", "seconds": 0.1})
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        assert not state["can"]["takeback"]
+        assert "there is no move to take back" in await page.error('{"type": "takeback"}')
+        for _ in range(2):
+            move = legal_choice(state)
+            await page.send(type="move", start=move["start"], path=move["path"])
+            state = await page.expect("state", lambda m: bool(m["legal"]) and len(m["moves"]) % 2 == 0)
+        assert len(state["moves"]) == 4 and state["can"]["takeback"]
+        await page.send(type="takeback")
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        assert len(state["moves"]) == 2 and state["white_to_move"]
+        # The fixture scores material: level, so the engine takes the draw.
+        await page.send(type="draw")
+        assert "accepts the draw" in (await page.expect("notice"))["message"]
+        state = await page.expect("state", lambda m: m["result"] is not None)
+        assert state["result"] == {"result": "1/2-1/2", "reason": "draw agreed (Random accepted)"}
+        assert state["legal"] == [] and "the game is over" in await page.error(
+            '{"type": "move", "start": 22, "path": [18]}')
+    run(body, [random_spec()])
+
+
+def test_the_draw_is_declined_when_the_engine_is_better_and_resigning_ends_the_game() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black",
+                        time={"kind": "move", "seconds": 0.1})
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        await page.send(type="draw")
+        assert (await page.expect("notice"))["message"] == "Random declines the draw"
+        await page.send(type="resign")
+        state = await page.expect("state", lambda m: m["result"] is not None)
+        assert state["result"] == {"result": "1-0", "reason": "Black resigns"}
+        assert state["legal"] == [] and state["why_not"] == "the game is over"
+    run(body, [random_spec(score="3.5")])
+
+
+def test_the_persons_flag_falls() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="white",
+                        time={"kind": "clock", "minutes": 0, "increment": 0.4})
+        state = await page.expect("state")
+        clocks = state["clocks"]
+        assert clocks["running"] == "white" and 0.3 < clocks["white"] <= 0.4 and clocks["black"] == 0.4
+        state = await page.expect("state", lambda m: m["result"] is not None, timeout=5)
+        assert state["result"] == {"result": "0-1", "reason": "White lost on time"}
+    run(body, [random_spec()])
+
+
+def test_an_engine_that_hangs_on_a_clock_loses_on_time() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black",
+                        time={"kind": "clock", "minutes": 0, "increment": 0.5})
+        state = await page.expect("state", lambda m: m["result"] is not None, timeout=20)
+        assert state["result"]["result"] == "0-1"
+        assert state["result"]["reason"].startswith("White lost on time (Hanging did not answer")
+    run(body, [random_spec("Hanging", mode="hang")])
+
+
+def test_an_engine_crash_is_reported_and_the_table_goes_on() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="white",
+                        time={"kind": "move", "seconds": 0.1})
+        for _ in range(2):
+            state = await page.expect("state", lambda m: bool(m["legal"]))
+            move = legal_choice(state)
+            await page.send(type="move", start=move["start"], path=move["path"])
+        error = await page.expect("error")
+        assert "Crashing: exited with code 3" in error["message"] and "> go think" in error["tail"]
+        state = await page.expect("state", lambda m: m["failure"] is not None)
+        assert state["can"]["engine_move"] and state["thinking"] is None and len(state["moves"]) == 3
+        # A fresh process on request (it crashes again: the fixture crashes from ply 2 on).
+        await page.send(type="engine_move")
+        assert "exited with code 3" in (await page.expect("error"))["message"]
+        await page.send(type="takeback")
+        state = await page.expect("state", lambda m: m["failure"] is None and bool(m["legal"]))
+        assert len(state["moves"]) == 2
+        await page.send(type="new_game", mode="free")
+        state = await page.expect("state", lambda m: m["mode"] == "free")
+        await page.send(type="move", start=21, path=[17])
+        assert (await page.expect("state"))["moves"][0]["text"] == "21-17"
+    run(body, [random_spec("Crashing", mode="crash", after="2")])
+
+
+def test_an_illegal_engine_move_is_reported() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black",
+                        time={"kind": "move", "seconds": 0.1})
+        error = await page.expect("error")
+        assert "Cheat played an illegal move" in error["message"] and "< done move=1-2" in error["tail"]
+    run(body, [random_spec("Cheat", mode="illegal")])
+
+
+def test_two_engines_play_each_other_to_the_end() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="setup", position="W:W21-32:B1-12")
+        await page.expect("state")
+        await page.send(type="watch", white=0, black=1, time={"kind": "clock", "minutes": 1, "increment": 0})
+        state = await page.expect("state", lambda m: m["mode"] == "watch")
+        assert state["players"] == {"white": "R1", "black": "R2"} and state["legal"] == []
+        state = await page.expect("state", lambda m: m["result"] is not None, timeout=60)
+        assert len(state["moves"]) > 10 and state["clocks"]["running"] is None
+        assert all(score is not None for score in state["evals"][:-1])
+    run(body, [random_spec("R1"), random_spec("R2", seed="2")])
+
+
+def test_stopping_the_engines_returns_to_the_board() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="watch", white=0, black=0, time={"kind": "move", "seconds": 0.05})
+        await page.expect("state", lambda m: len(m["moves"]) >= 4, timeout=30)
+        await page.send(type="stop")
+        state = await page.expect("state", lambda m: m["mode"] == "free")
+        plies = len(state["moves"])
+        await asyncio.sleep(0.5)
+        await page.send(type="goto", ply=0)
+        state = await page.expect("state", lambda m: m["cursor"] == 0)
+        assert len(state["moves"]) == plies and bool(state["legal"])
+    run(body, [random_spec(delay="0.02", mode="slow")])
+
+
+def test_analysis_lines_appear_update_and_stop() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="move", start=22, path=[18])
+        await page.expect("state")
+        await page.send(type="analyse", on=True, engine=0, lines=3)
+        first = await page.expect("analysis", lambda m: len(m["lines"]) == 3, timeout=60)
+        deeper = await page.expect("analysis", lambda m: int(m["stats"].get("depth", 0))
+                                   > int(first["stats"]["depth"]), timeout=60)
+        assert first["running"] and deeper["running"] and deeper["ply"] == 1
+        line = deeper["lines"][0]
+        assert line["pv"] and line["pv"][0]["start"] in range(1, 13)  # Black to move
+        assert deeper["evals"][1] == line["score"]
+        await page.send(type="stop")
+        stopped = await page.expect("analysis", lambda m: not m["running"], timeout=10)
+        state = await page.expect("state", lambda m: not m["analysing"])
+        assert stopped["lines"] and state["evals"][1] is not None
+    run(body, [DEFAULT_ENGINE])
+
+
+# -- the real server -------------------------------------------------------------------
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.update(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_engines_end_with_the_server() -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
+         "--engine", f"cmd={sys.executable} {FIXTURE}", "name=R", "option.mode=hang"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = re.search(r"http://\S+", server.stdout.readline())
+        assert url, "no address printed"
+        host, token = url.group().split("/")[2], url.group().split("token=")[1]
+        with connect(f"ws://{host}/ws?token={token}", origin=Origin(f"http://{host}")) as websocket:
+            websocket.send(json.dumps({"type": "new_game", "mode": "play", "engine": 0, "colour": "black",
+                                    "time": {"kind": "move", "seconds": 600}}))
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                message = json.loads(websocket.recv(timeout=20))
+                if message["type"] == "state" and message["thinking"] == "white":
+                    break
+            engines = _children(server.pid)
+            assert engines, "no engine process"
+            server.send_signal(signal.SIGINT)
+            assert server.wait(timeout=20) == 0
+        assert not [pid for pid in engines if _alive(pid)]
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        for stream in (server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
