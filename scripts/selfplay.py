@@ -1,68 +1,37 @@
 """Self-play games for tuning: quiet positions labelled with the game result.
 
     python scripts/selfplay.py --games 1200 --depth 4 --seed 1 --out build/tune/positions.txt
+    python scripts/selfplay.py --games 100000 --cluster tcp://HOST:8786 --out build/tune/positions.txt
 
-Each game starts with 4 to 8 random moves (drawn from ``--seed``), then both
-sides search to ``--depth`` with the hand-set (untuned) evaluation, with a
-small seeded chance of a random move in the first 30 plies for variety. Games
-end by the rules or as a draw after 200 plies. Every position from ply 8 on
-where neither side can capture is written as ``FEN result`` (White's score:
-1, 0.5 or 0), one a line. The same arguments give the same file.
+Each game starts with 4 to 8 random moves, then both sides search to ``--depth``
+with the hand-set (untuned) evaluation, with a small chance of a random move in
+the first 30 plies for variety. Game N draws its random choices from its own
+generator, seeded by ``--seed`` and N, so games do not depend on each other.
+Games end by the rules or as a draw after 200 plies. Every position from ply 8
+on where neither side can capture is written as ``FEN result`` (White's score:
+1, 0.5 or 0), one a line, game after game in order. The same arguments give the
+same file, with or without ``--cluster``.
+
+``--cluster`` (``tcp://HOST:PORT``, a Dask scheduler file, or ``local:N`` for a
+local cluster of N workers) plays each game as a task on a Dask cluster; this
+machine and the workers need ``pip install 'pedina[cluster]'``. Progress goes
+to stderr; an interrupted run keeps the games already written.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import time
+from contextlib import ExitStack
+from typing import Iterable, Iterator, TextIO
 
-from pedina.board import Board
-from pedina.evaluate import Evaluator
-from pedina.movegen import generate_captures
-from pedina.protocol.match.inprocess import Player, choose_move
-from pedina.search import Limits, Searcher
-from pedina.session import Session
-from pedina.squares import BOARD
+from pedina.protocol.match.cluster import ClusterTasks, cluster_client
+from pedina.protocol.match.inprocess import numbered_selfplay_game
+from pedina.protocol.match.options import MatchError
 
-MAX_PLIES = 200
-
-
-def quiet(board: Board) -> bool:
-    """Neither side has a capture."""
-    p = board.position
-    empty = BOARD ^ p.white ^ p.black
-    return not (generate_captures(p.white, p.black, p.kings, True, empty)
-                or generate_captures(p.black, p.white, p.kings, False, empty))
-
-
-def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]:
-    """One game of ``player`` against itself; returns (quiet FENs from ply 8 on, White's score)."""
-    board = Board()
-    player.engine.new_game()
-    for _ in range(rng.randint(4, 8)):
-        moves = board.legal_moves()
-        if not moves:
-            break
-        board.push(rng.choice(moves))
-    fens: list[str] = []
-    while True:
-        outcome = board.outcome()
-        if outcome is not None:
-            score = 0.5 if outcome.winner is None else float(outcome.winner)
-            break
-        if len(board.moves) >= MAX_PLIES:
-            score = 0.5
-            break
-        if len(board.moves) >= 8 and quiet(board):
-            fens.append(board.position.fen())
-        moves = board.legal_moves()
-        if len(board.moves) < 30 and rng.random() < 0.05:
-            board.push(rng.choice(moves))
-        else:
-            board.push(choose_move(player, board))
-    return fens, score
+GameResult = tuple[list[str], float]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,30 +40,67 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="build/tune/positions.txt")
+    parser.add_argument("--cluster", metavar="ADDRESS", help="play the games on this Dask cluster")
     args = parser.parse_args(argv)
-    generate_positions(args.games, args.depth, args.seed, args.out)
+    if args.games < 1 or args.depth < 1:
+        parser.error("--games and --depth must be at least 1")
+    try:
+        generate_positions(args.games, args.depth, args.seed, args.out, args.cluster)
+    except MatchError as error:
+        sys.exit(f"selfplay: {error.message}")
+    except OSError as error:
+        sys.exit(f"selfplay: cannot write {args.out}: {error.strerror or error}")
+    except KeyboardInterrupt:
+        print(f"selfplay: interrupted; the games finished in order are in {args.out}", file=sys.stderr)
+        sys.exit(130)
 
 
-def generate_positions(games: int, depth: int, seed: int, out: str) -> None:
-    """Play ``games`` games and write their labelled positions to ``out``."""
-    rng = random.Random(seed)
-    player = Player(Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=Evaluator())), Limits(depth=depth))
+def generate_positions(games: int, depth: int, seed: int, out: str, cluster: str | None = None) -> None:
+    """Play ``games`` games (here, or as tasks on the Dask cluster at ``cluster``) and write
+    their labelled positions to ``out``, in game order."""
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    started = time.perf_counter()
-    total = 0
+    with ExitStack() as stack:
+        handle = stack.enter_context(open(out, "w", encoding="utf-8"))
+        numbers = range(1, games + 1)
+        finished: Iterable[tuple[int, GameResult]]
+        if cluster is None:
+            finished = ((number, numbered_selfplay_game(seed, number, depth)) for number in numbers)
+        else:
+            client = stack.enter_context(cluster_client(cluster))
+            tasks = ClusterTasks(client, numbered_selfplay_game, [(seed, number, depth) for number in numbers],
+                                 [f"selfplay game {number}" for number in numbers])
+            stack.callback(tasks.cancel)  # on an interruption, the games not finished are not played
+            finished = ((index + 1, result) for index, result in tasks.results())
+        write_in_order(finished, games, handle)
+
+
+def write_in_order(finished: Iterable[tuple[int, GameResult]], games: int, handle: TextIO) -> None:
+    """Write the games numbered 1 to ``games`` as they finish (in any order) to ``handle``, in
+    number order, with a progress line on stderr every 20 games and at the end."""
+    waiting: dict[int, GameResult] = {}
+    written = total = 0
     tally = {1.0: 0, 0.5: 0, 0.0: 0}
-    with open(out, "w", encoding="utf-8") as handle:
-        for game in range(1, games + 1):
-            fens, score = selfplay_game(rng, player)
+    started = time.perf_counter()
+    for count, (number, result) in enumerate(finished, start=1):
+        waiting[number] = result
+        for fens, score in _ready(waiting, written + 1):
+            written += 1
             tally[score] += 1
             total += len(fens)
-            for fen in fens:
-                handle.write(f"{fen} {score:g}\n")
-            if game % 20 == 0 or game == games:
-                elapsed = time.perf_counter() - started
-                print(f"selfplay: {game}/{games} games, {total} positions, "
-                      f"+{tally[1.0]} ={tally[0.5]} -{tally[0.0]} (White), {elapsed:.0f} s",
-                      file=sys.stderr, flush=True)
+            handle.writelines(f"{fen} {score:g}\n" for fen in fens)
+        handle.flush()
+        if count % 20 == 0 or count == games:
+            elapsed = time.perf_counter() - started
+            print(f"selfplay: {count}/{games} games, {total} positions written, "
+                  f"+{tally[1.0]} ={tally[0.5]} -{tally[0.0]} (White), {elapsed:.0f} s",
+                  file=sys.stderr, flush=True)
+
+
+def _ready(waiting: dict[int, GameResult], number: int) -> Iterator[GameResult]:
+    """Take out of ``waiting`` the games ``number``, ``number + 1``, ... that are there, in order."""
+    while number in waiting:
+        yield waiting.pop(number)
+        number += 1
 
 
 if __name__ == "__main__":

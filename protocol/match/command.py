@@ -6,13 +6,15 @@ import importlib
 import os
 import random
 import sys
+from contextlib import ExitStack
 
 import click
 
+from pedina.protocol.match.cluster import ClusterVenue, check_cluster_engines, cluster_client
 from pedina.protocol.match.console import Console, clock_text
 from pedina.protocol.match.game import DrawRule, ResignRule, Settings, TimeControl
 from pedina.protocol.match.options import MatchCommand, MatchError, engine_spec, parse_pairs, parse_rule, parse_tc
-from pedina.protocol.match.runner import check_engines, run_match
+from pedina.protocol.match.runner import ThreadVenue, Venue, check_engines, run_match
 from pedina.protocol.match.schedule import all_openings, read_openings, schedule
 from pedina.protocol.match.stats import Sprt
 from pedina.protocol.match.tally import final_table, plot_history
@@ -45,8 +47,11 @@ from pedina.protocol.match.tally import final_table, plot_history
                    "score (hundredths of a man).")
 @click.option("--resign", "resign_text", metavar="movecount=N score=N",
               help="Adjudicate a win when both engines agree for movecount moves that one is up by score.")
-@click.option("--concurrency", type=click.IntRange(1), default=1, show_default=True,
-              help="Games played at the same time.")
+@click.option("--concurrency", type=click.IntRange(1),
+              help="Games played at the same time on this machine (default 1).")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Play the games as tasks on a Dask cluster: tcp://HOST:PORT, a scheduler file, "
+                   "or local:N (a local cluster of N workers). Needs pedina[cluster].")
 @click.option("--restart", is_flag=True, help="Start fresh engine processes for every game.")
 @click.option("--pdnout", "--pgnout", "pdn_path", type=click.Path(dir_okay=False),
               help="Write every game to this PDN file as soon as it ends.")
@@ -59,7 +64,8 @@ from pedina.protocol.match.tally import final_table, plot_history
 def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: str | None, shuffle: bool,
           seed: int, rounds: int | None, max_games: int | None, tc: str | None, st: float | None,
           depth: int | None, nodes: int | None, timemargin: float, timeout: float, maxplies: int | None,
-          draw_text: str | None, resign_text: str | None, concurrency: int, restart: bool,
+          draw_text: str | None, resign_text: str | None, concurrency: int | None, cluster: str | None,
+          restart: bool,
           pdn_path: str | None, resume: bool, sprt_text: str | None, plot_path: str | None,
           event: str) -> None:
     """Play a match between Hub engines and show who is stronger.
@@ -94,6 +100,9 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
             sprt = Sprt(**{key: float(value) for key, value in pairs.items()})
         except (TypeError, ValueError) as error:
             raise MatchError(f"bad --sprt (expected elo0=E elo1=E alpha=A beta=B): {error}") from None
+    if cluster is not None and concurrency is not None:
+        raise MatchError("--concurrency is for this machine: with --cluster the workers' threads "
+                         "decide how many games are played at once")
     if resume and pdn_path is None:
         raise MatchError("--resume needs --pdnout FILE (the match to continue)")
     if pdn_path is not None and not resume and os.path.exists(pdn_path) and os.path.getsize(pdn_path):
@@ -112,13 +121,21 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
     if shuffle:
         random.Random(seed).shuffle(openings)
     games = schedule(len(specs), openings, gauntlet=gauntlet, rounds=rounds, games=max_games)
-    check_engines(specs, settings)
     console = Console(sys.stdout)
-    console.message(f"{len(games)} games, {len(specs)} engines ({', '.join(names)}), "
-                    f"{'gauntlet' if gauntlet else 'round robin'}, "
-                    f"time control {' / '.join(sorted({str(s.tc) for s in specs}))}, concurrency {concurrency}")
-    outcome = run_match(specs, games, settings, concurrency=concurrency, pdn_path=pdn_path,
-                        resume=resume, sprt=sprt, event=event, console=console)
+    with ExitStack() as stack:
+        venue: Venue
+        if cluster is not None:
+            client = stack.enter_context(cluster_client(cluster))
+            check_cluster_engines(client, specs, settings)
+            venue = ClusterVenue(client, cluster)
+        else:
+            check_engines(specs, settings)
+            venue = ThreadVenue(concurrency or 1)
+        console.message(f"{len(games)} games, {len(specs)} engines ({', '.join(names)}), "
+                        f"{'gauntlet' if gauntlet else 'round robin'}, "
+                        f"time control {' / '.join(sorted({str(s.tc) for s in specs}))}, {venue.describe()}")
+        outcome = run_match(specs, games, settings, venue=venue, pdn_path=pdn_path,
+                            resume=resume, sprt=sprt, event=event, console=console)
     for row in final_table(outcome.tally, specs):
         console.message(row)
     if sprt is not None:

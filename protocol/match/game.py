@@ -251,6 +251,8 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
                           Failure(specs[index].name, reason, message, tail))
 
     for side, index in enumerate(sides):
+        if stop.is_set():
+            raise Aborted
         try:
             seats.get(index).new_game()
         except EngineError as error:

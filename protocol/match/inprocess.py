@@ -1,21 +1,32 @@
-"""Games between searchers in this process: one game, and a small match over paired openings.
+"""Games between searchers in this process: one game, a small match over paired openings, and
+the self-play games of the tuning data.
 
 This is what the strength script, the self-play data generator and the slow
 strength tests share; ``pedina match`` plays engines as separate processes
-instead. Both score with :mod:`pedina.protocol.match.stats`.
+instead. Both score with :mod:`pedina.protocol.match.stats`. A self-play game
+depends only on its seed and number (:func:`numbered_selfplay_game`), so it can
+be played anywhere, e.g. as a task on a Dask worker that has Pedina installed.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Callable
 
 from pedina.board import Board
+from pedina.evaluate import Evaluator
 from pedina.move import Move
+from pedina.movegen import generate_captures
 from pedina.position import Position
 from pedina.protocol.match.stats import EloEstimate, elo_estimate
+from pedina.search import Searcher
 from pedina.session import Session
+from pedina.squares import BOARD
 from pedina.timeman import Limits
+
+#: Self-play games still going after this many plies are draws.
+SELFPLAY_MAX_PLIES = 200
 
 
 @dataclass
@@ -77,3 +88,53 @@ def play_searcher_match(first: Player, second: Player, opening_list: list[list[M
                 on_game(sum(counts), score, board)
     wins, draws, losses = counts
     return elo_estimate(wins, draws, losses)
+
+
+def is_quiet(board: Board) -> bool:
+    """Neither side has a capture."""
+    p = board.position
+    empty = BOARD ^ p.white ^ p.black
+    return not (generate_captures(p.white, p.black, p.kings, True, empty)
+                or generate_captures(p.black, p.white, p.kings, False, empty))
+
+
+def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]:
+    """One game of ``player`` against itself; returns (quiet FENs from ply 8 on, White's score).
+
+    The game starts with 4 to 8 random moves drawn from ``rng``, which also gives a 5% chance
+    of a random move in each of the first 30 plies; it ends by the rules or as a draw after
+    :data:`SELFPLAY_MAX_PLIES` plies.
+    """
+    board = Board()
+    player.engine.new_game()
+    for _ in range(rng.randint(4, 8)):
+        moves = board.legal_moves()
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    fens: list[str] = []
+    while True:
+        outcome = board.outcome()
+        if outcome is not None:
+            score = 0.5 if outcome.winner is None else float(outcome.winner)
+            break
+        if len(board.moves) >= SELFPLAY_MAX_PLIES:
+            score = 0.5
+            break
+        if len(board.moves) >= 8 and is_quiet(board):
+            fens.append(board.position.fen())
+        moves = board.legal_moves()
+        if len(board.moves) < 30 and rng.random() < 0.05:
+            board.push(rng.choice(moves))
+        else:
+            board.push(choose_move(player, board))
+    return fens, score
+
+
+def numbered_selfplay_game(seed: int, number: int, depth: int) -> tuple[list[str], float]:
+    """Game ``number`` of the self-play run ``seed``: :func:`selfplay_game` with its own random
+    generator (seeded by ``seed`` and ``number``) and a fresh searcher to ``depth`` with the
+    hand-set evaluation, so the game is the same wherever and in whatever order it is played."""
+    player = Player(Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=Evaluator())),
+                    Limits(depth=depth))
+    return selfplay_game(random.Random(f"selfplay {seed} {number}"), player)

@@ -1,7 +1,10 @@
-"""Playing a match: worker threads play the scheduled games, the main thread keeps the score.
+"""Playing a match: a venue plays the scheduled games, the main thread keeps the score.
 
-Each worker plays its games with :func:`~pedina.protocol.match.game.play_hub_game`
-on its own engine processes. The main thread writes every finished game to the
+A :class:`Venue` is where the games are played: :class:`ThreadVenue` runs worker
+threads on this machine, each playing its games with
+:func:`~pedina.protocol.match.game.play_hub_game` on its own engine processes;
+:class:`~pedina.protocol.match.cluster.ClusterVenue` plays them as tasks on a Dask
+cluster. Either hands each finished game to the main thread, which writes it to the
 PDN file at once (so a match can be interrupted and resumed), shows progress and
 runs the SPRT.
 """
@@ -17,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from types import FrameType
-from typing import Sequence
+from typing import Protocol, Sequence, TypeAlias
 
 from pedina.pdn import write_game
 from pedina.protocol.hubclient import EngineError
@@ -27,6 +30,96 @@ from pedina.protocol.match.options import MatchError
 from pedina.protocol.match.resume import PdnOut, game_headers, load_finished
 from pedina.protocol.match.stats import Sprt
 from pedina.protocol.match.tally import Tally
+
+#: Where a venue puts each finished game, or the exception that stops the match.
+Finished: TypeAlias = "queue.Queue[GameRecord | BaseException]"
+
+
+class Venue(Protocol):
+    """Where a match's games are played.
+
+    :func:`run_match` calls :meth:`start` once (unless the SPRT has decided already),
+    polls :meth:`busy`, may call :meth:`halt`, and always ends with :meth:`close`.
+    """
+
+    def describe(self) -> str:
+        """How the games are played, for the match's first line (e.g. ``concurrency 2``)."""
+
+    def start(self, games: Sequence[ScheduledGame], specs: Sequence[EngineSpec], settings: Settings,
+              done: Finished) -> None:
+        """Begin playing ``games``; put each finished game (or an error that must stop the
+        match) on ``done``. Each game is put there at most once."""
+
+    def busy(self) -> bool:
+        """Games may still be put on ``done``."""
+
+    def halt(self) -> None:
+        """Stop: games not begun are never played, games in play are dropped and their engines
+        stopped. Safe to call more than once."""
+
+    def close(self) -> None:
+        """Halt, then release everything the venue holds (threads, engines, tasks)."""
+
+
+class ThreadVenue:
+    """``concurrency`` worker threads on this machine, each with its own engine processes."""
+
+    def __init__(self, concurrency: int = 1) -> None:
+        self.concurrency = max(1, concurrency)
+        self._stop = threading.Event()
+        self._seats: list[Seats] = []
+        self._workers: list[threading.Thread] = []
+
+    def describe(self) -> str:
+        """``concurrency N``."""
+        return f"concurrency {self.concurrency}"
+
+    def start(self, games: Sequence[ScheduledGame], specs: Sequence[EngineSpec], settings: Settings,
+              done: Finished) -> None:
+        """Start the worker threads; each takes the next game not begun until none is left."""
+        pending: queue.Queue[ScheduledGame] = queue.Queue()
+        for game in games:
+            pending.put(game)
+
+        def work(seats: Seats) -> None:
+            try:
+                while not self._stop.is_set():
+                    try:
+                        game = pending.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        done.put(play_hub_game(game, specs, seats, settings, self._stop))
+                    except Aborted:
+                        return
+                    if settings.restart:
+                        seats.close_all()
+            except BaseException as error:  # report to the main thread, which re-raises it
+                done.put(error)
+            finally:
+                seats.close_all()
+
+        self._seats = [Seats(specs, settings) for _ in range(self.concurrency)]
+        self._workers = [threading.Thread(target=work, args=(seats,), daemon=True) for seats in self._seats]
+        for worker in self._workers:
+            worker.start()
+
+    def busy(self) -> bool:
+        """A worker thread is still running."""
+        return any(worker.is_alive() for worker in self._workers)
+
+    def halt(self) -> None:
+        """Set the stop flag and stop every engine process (games in play then raise :class:`Aborted`)."""
+        self._stop.set()  # before the engines go: games in play are then dropped, not scored
+        for seats in self._seats:
+            seats.close_all()
+
+    def close(self) -> None:
+        """Halt and wait (up to 5 s each) for the worker threads to end."""
+        self.halt()
+        for worker in self._workers:
+            if worker.is_alive():
+                worker.join(timeout=5.0)
 
 
 @dataclass
@@ -44,11 +137,13 @@ class MatchOutcome:
 
 
 def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], settings: Settings, *,
-              concurrency: int = 1, pdn_path: str | None = None, resume: bool = False,
+              venue: Venue | None = None, pdn_path: str | None = None, resume: bool = False,
               sprt: Sprt | None = None, event: str = "Pedina match",
               console: Console | None = None) -> MatchOutcome:
-    """Play ``games`` (less those already in the PDN file when resuming) and tally them."""
+    """Play ``games`` (less those already in the PDN file when resuming) at ``venue`` (default:
+    one thread here) and tally them."""
     console = console or Console(sys.stdout)
+    venue = venue or ThreadVenue()
     tally = Tally()
     finished: dict[int, GameRecord] = {}
     if pdn_path is not None and resume and os.path.exists(pdn_path):
@@ -58,33 +153,7 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
         console.message(f"resuming: {len(finished)} of {len(games)} games already played")
     for number in sorted(finished):
         tally.add(finished[number])
-    pending: queue.Queue[ScheduledGame] = queue.Queue()
-    for game in games:
-        if game.number not in finished:
-            pending.put(game)
-    done: queue.Queue[GameRecord | BaseException] = queue.Queue()
-    stop = threading.Event()
-    all_seats = [Seats(specs, settings) for _ in range(max(1, concurrency))]
-
-    def work(seats: Seats) -> None:
-        try:
-            while not stop.is_set():
-                try:
-                    game = pending.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    done.put(play_hub_game(game, specs, seats, settings, stop))
-                except Aborted:
-                    return
-                if settings.restart:
-                    seats.close_all()
-        except BaseException as error:  # report to the main thread, which re-raises it
-            done.put(error)
-        finally:
-            seats.close_all()
-
-    workers = [threading.Thread(target=work, args=(seats,), daemon=True) for seats in all_seats]
+    done: Finished = queue.Queue()
     out = PdnOut(pdn_path) if pdn_path is not None else None
     site = socket.gethostname() or "?"
     started = time.monotonic()
@@ -124,10 +193,9 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
     previous = signal.signal(signal.SIGTERM, on_term) if handle_term else None
     try:
         if decision is None:
-            for worker in workers:
-                worker.start()
+            venue.start([game for game in games if game.number not in finished], specs, settings, done)
         show(force=True)
-        while decision is None and any(worker.is_alive() for worker in workers) or not done.empty():
+        while decision is None and venue.busy() or not done.empty():
             try:
                 item = done.get(timeout=0.5)
             except queue.Empty:
@@ -139,22 +207,17 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
             if sprt is not None and decision is None:
                 decision = sprt.decision(*tally.wdl(0))
                 if decision is not None:
-                    stop.set()
+                    venue.halt()
             show()
     except KeyboardInterrupt:
         interrupted = True
-        stop.set()  # before the engines go: games in play are then dropped, not scored
-        for seats in all_seats:
-            seats.close_all()
+        venue.halt()
         while not done.empty():  # games that ended before the interruption are kept
             item = done.get()
             if isinstance(item, GameRecord):
                 take(item)
     finally:
-        stop.set()
-        for worker in workers:
-            if worker.is_alive():
-                worker.join(timeout=5.0)
+        venue.close()
         if out is not None:
             out.close()
         if handle_term and previous is not None:
