@@ -212,12 +212,8 @@
       select(square);
       return;
     }
-    const captures = legal().filter((move) => move.captured.length);
-    if (captures.length && entry.path.length === 0) {
-      refuse(square, `A capture is compulsory: ${movesText(captures)}.`);
-    } else {
-      refuse(square, `Not a legal move: ${[entry.start, ...entry.path, square].join("-")}.`);
-    }
+    refuse(square, `Not a legal move: ${[entry.start, ...entry.path, square].join("-")}. ` +
+      `The moves from here: ${movesText(moves)}.`);
   }
 
   // -- rendering -----------------------------------------------------------------------
@@ -332,6 +328,7 @@
     if (state.mode === "play") {
       const atEnd = state.cursor === state.moves.length;
       if (state.thinking) status.textContent = `${state.players[state.thinking]} is thinking…`;
+      else if (state.can.engine_move) status.textContent = "The engine failed: try it again, take back, or start a new game";
       else if (state.white_to_move === (state.human === "white")) status.textContent = atEnd ? `Your move (${side})` : "Your move: go to the last position to play";
       else status.textContent = `${side} to move (engine)`;
     } else if (state.mode === "watch") {
@@ -458,7 +455,7 @@
       const moves = document.createElement("span");
       moves.className = "pv";
       moves.textContent = numbered(line.pv.map((move) => move.text), position, whiteFirst);
-      item.append(score, depth, moves);
+      item.append(score, " ", depth, " ", moves);
       list.appendChild(item);
     }
   }

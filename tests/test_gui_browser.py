@@ -1,0 +1,467 @@
+"""``pedina gui`` in a real browser: Debian's chromium driven by Playwright (``-m browser``).
+
+One ``pedina gui`` server for the module, with Pedina, the random fixture engine and a fixture
+engine that crashes; every test opens a fresh page (a fresh game on the server). Screenshots
+go to ``$PEDINA_GUI_SHOTS`` (default ``/tmp/pedina-gui-shots``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from pedina import Position, legal_moves, read_game
+
+pytestmark = pytest.mark.browser
+
+FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
+CHROMIUM = os.environ.get("PEDINA_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(os.environ.get("PEDINA_GUI_SHOTS", "/tmp/pedina-gui-shots"))
+#: The engines of the server, by their index in the page's lists.
+PEDINA, RANDOM, CRASHING = "0", "1", "2"
+#: Milliseconds to wait for the page to show what the server sent.
+WAIT = 30_000
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """The address (with its token) of a ``pedina gui`` server."""
+    engine = f"{sys.executable} {FIXTURE}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
+         "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub", "name=Pedina",
+         "--engine", f"cmd={engine}", "name=Random", "option.seed=4",
+         "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    found = re.search(r"http://\S+", process.stdout.readline())
+    try:
+        assert found, "pedina gui printed no address"
+        yield found.group()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(server: str, browser: Browser) -> Iterator[Page]:
+    """A fresh page on the server, connected, with no JavaScript error allowed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.goto(server)
+    tab.wait_for_selector("#connection:text-is('connected')", timeout=WAIT)
+    tab.wait_for_selector('#board rect[data-square="32"]', timeout=WAIT)
+    yield tab
+    context.close()
+    assert not errors, errors
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
+
+
+def board(page: Page, key: str) -> str:
+    """A ``data-`` attribute of the board: position, cursor, legal, mode, thinking, result, entry."""
+    value = page.get_attribute("#board", f"data-{key}")
+    assert value is not None
+    return value
+
+
+def click(page: Page, square: int) -> None:
+    page.click(f'#board rect[data-square="{square}"]')
+
+
+def wait_board(page: Page, condition: str) -> None:
+    """Wait until the JavaScript ``condition`` on the board's dataset ``b`` holds."""
+    page.wait_for_function(f"() => {{ const b = document.getElementById('board').dataset; return {condition}; }}",
+                           timeout=WAIT)
+
+
+def set_up(page: Page, fen: str) -> None:
+    page.click("#btn-setup")
+    page.fill("#setup-text", fen)
+    page.click("#setup-paste")
+    expected = Position.parse(fen).hub()
+    wait_board(page, f"b.position === {json.dumps(expected)}")
+    assert not page.is_visible("#dlg-setup")
+
+
+def piece_at(page: Page, square: int) -> str | None:
+    """The piece letter drawn on ``square`` (None for none), from where the pieces are drawn."""
+    letter: str | None = page.evaluate("""(square) => {
+        const rect = document.querySelector(`#board rect[data-square="${square}"]`);
+        const x = Number(rect.getAttribute('x')) + 50, y = Number(rect.getAttribute('y')) + 50;
+        for (const piece of document.querySelectorAll('#board > g > g.piece')) {
+            if (piece.getAttribute('transform') === `translate(${x} ${y})`) return piece.dataset.piece;
+        }
+        return null;
+    }""", square)
+    return letter
+
+
+def enter(page: Page, start: int, path: tuple[int, ...] | list[int]) -> None:
+    """Click a move in: the start square, then every landing square."""
+    click(page, start)
+    for square in path:
+        click(page, square)
+
+
+def test_the_board_is_in_fid_orientation_with_numbers_on_demand(page: Page) -> None:
+    def corner(square: int) -> tuple[str | None, str | None]:
+        selector = f'#board rect[data-square="{square}"]'
+        return page.get_attribute(selector, "x"), page.get_attribute(selector, "y")
+
+    assert corner(1) == ("0", "0") and corner(4) == ("600", "0")        # a8, g8
+    assert corner(29) == ("100", "700") and corner(32) == ("700", "700")  # b1, h1: dark corner lower right
+    assert page.locator("#board rect.sq-dark, #board rect.sq-last").count() == 32
+    assert piece_at(page, 1) == "b" and piece_at(page, 32) == "w" and piece_at(page, 15) is None
+    assert page.locator("#board text.sq-number").count() == 0
+    page.check("#opt-numbers")
+    assert page.locator("#board text.sq-number").count() == 32
+    page.click("#btn-flip")
+    assert corner(1) == ("700", "700") and corner(32) == ("0", "0")
+    assert page.inner_text("#player-bottom .name").startswith("Black")
+
+
+def test_an_illegal_click_is_refused_and_a_capture_is_compulsory(page: Page) -> None:
+    click(page, 15)
+    assert "Choose one of White's pieces" in page.inner_text("#message")
+    click(page, 9)
+    assert "Choose one of White's pieces" in page.inner_text("#message")
+    click(page, 22)
+    assert page.locator("#board circle[data-target]").evaluate_all(
+        "nodes => nodes.map(n => Number(n.dataset.target)).sort((a, b) => a - b)") == [18, 19]
+    click(page, 17)                                       # not a square 22 can reach
+    assert "Not a legal move: 22-17" in page.inner_text("#message")
+    assert board(page, "cursor") == "0"
+    set_up(page, "W:W22,K30:B18,14")
+    click(page, 30)                                       # the king could step, but 22 must capture
+    assert page.inner_text("#message") == "A capture is compulsory: 22x13."
+    assert page.get_attribute("#message", "class") == "error"
+    assert board(page, "entry") == ""
+    click(page, 22)
+    click(page, 18)                                       # the captured piece's square: refused
+    assert "Not a legal move" in page.inner_text("#message")
+    click(page, 13)
+    wait_board(page, "b.cursor === '1'")
+    assert board(page, "position") == Position.parse("B:W13,K30:B14").hub()
+    assert page.inner_text("#move-list button.mv") == "22x13"
+
+
+def test_a_multi_capture_entered_square_by_square_with_promotion(page: Page) -> None:
+    set_up(page, "W:W17,20,27,31:B4,5,6,14,16,22,26,K29")
+    click(page, 27)
+    click(page, 18)
+    assert board(page, "entry") == "27-18" and page.locator("#board g.piece.taken").count() == 1
+    assert page.inner_text("#message").startswith("Go on: 11")
+    click(page, 11)
+    assert board(page, "entry") == "27-18-11" and page.locator("#board g.piece.taken").count() == 2
+    assert board(page, "cursor") == "0"                   # nothing played yet
+    click(page, 2)
+    wait_board(page, "b.cursor === '1'")
+    assert piece_at(page, 2) == "W"                       # promoted: a king
+    assert all(piece_at(page, square) is None for square in (27, 22, 14, 6))
+    assert page.inner_text("#move-list button.mv") == "27x2"
+
+
+def test_two_captures_with_the_same_start_and_end_are_told_apart(page: Page) -> None:
+    set_up(page, "W:W27,30:B14,15,22,23,1")
+    click(page, 27)
+    click(page, 11)                                       # the end square: two captures get there
+    assert "2 captures end on 11: click the landing squares one by one" in page.inner_text("#message")
+    assert board(page, "cursor") == "0"
+    click(page, 20)
+    click(page, 11)
+    wait_board(page, "b.cursor === '1'")
+    assert page.inner_text("#move-list button.mv") == "27x20x11"
+    assert piece_at(page, 22) == "b" and piece_at(page, 23) is None and piece_at(page, 15) is None
+
+
+def test_a_move_by_drag_and_drop(page: Page) -> None:
+    start = page.locator('#board rect[data-square="23"]').bounding_box()
+    end = page.locator('#board rect[data-square="19"]').bounding_box()
+    assert start is not None and end is not None
+    page.mouse.move(start["x"] + 50, start["y"] + 50)
+    page.mouse.down()
+    page.mouse.move(end["x"] + 20, end["y"] + 20, steps=5)
+    page.mouse.move(end["x"] + 40, end["y"] + 40, steps=5)
+    page.mouse.up()
+    wait_board(page, "b.cursor === '1'")
+    assert page.inner_text("#move-list button.mv") == "23-19"
+
+
+def start_game(page: Page, engine: str, colour: str, clock: tuple[int, int] | None = None,
+               seconds: float = 0.1) -> None:
+    page.click("#btn-new")
+    page.check('input[name="new-mode"][value="play"]')
+    page.select_option("#new-engine", engine)
+    page.select_option("#new-colour", colour)
+    if clock:
+        page.check('input[name="new-time-kind"][value="clock"]')
+        page.fill("#new-time-minutes", str(clock[0]))
+        page.fill("#new-time-increment", str(clock[1]))
+    else:
+        page.check('input[name="new-time-kind"][value="move"]')
+        page.fill("#new-time-seconds", str(seconds))
+    page.click("#new-start")
+    wait_board(page, "b.mode === 'play'")
+
+
+def wait_my_turn(page: Page, after: int) -> bool:
+    """Wait until the engine has answered the position at ply ``after``; ``False`` once the game is over."""
+    wait_board(page, f"b.result !== '' || (Number(b.cursor) > {after} && b.legal !== '0' && b.thinking === '')")
+    return board(page, "result") == ""
+
+
+def test_a_whole_game_against_the_engine_by_clicks(page: Page) -> None:
+    rng = random.Random(11)
+    start_game(page, RANDOM, "white", clock=(5, 3))
+    assert page.inner_text("#status").startswith("Your move (White)")
+    assert re.fullmatch(r"5:0[23]", page.inner_text("#player-bottom .clock"))
+    plies = -1
+    while wait_my_turn(page, plies):
+        position = Position.from_hub(board(page, "position"))
+        moves = legal_moves(position)
+        assert board(page, "legal") == str(len(moves))
+        move = rng.choice(moves)
+        plies = int(board(page, "cursor"))
+        enter(page, move.start, move.path)
+        if plies == 20:
+            wait_board(page, "b.cursor === '21'")
+            shot(page, "play.png")
+            assert "running" in (page.get_attribute("#player-top .clock", "class") or "") or \
+                "running" in (page.get_attribute("#player-bottom .clock", "class") or "")
+    result = board(page, "result")
+    status = page.inner_text("#status")
+    assert result in ("1-0", "0-1", "1/2-1/2") and status.startswith(result)
+    assert re.search(r"cannot move|no pieces left|repetition|40-move rule", status), status
+    assert page.inner_text("#move-list .result") == result
+    shot(page, "play-end.png")
+
+
+def test_take_back_and_resign(page: Page) -> None:
+    start_game(page, RANDOM, "black")
+    wait_my_turn(page, 0)
+    assert page.inner_text("#player-bottom .name") == "Black: Player"
+    move = legal_moves(Position.from_hub(board(page, "position")))[0]
+    enter(page, move.start, move.path)
+    wait_my_turn(page, 2)
+    assert board(page, "cursor") == "3"
+    page.click("#btn-takeback")
+    wait_board(page, "b.cursor === '1'")
+    page.click("#btn-resign")
+    wait_board(page, "b.result === '1-0'")
+    assert page.inner_text("#status") == "1-0 · White wins: Black resigns"
+
+
+def test_analysis_lines_appear_and_update_then_stop(page: Page) -> None:
+    for start, end in ((22, 18), (12, 16), (21, 17), (7, 12)):
+        enter(page, start, (end,))
+    wait_board(page, "b.cursor === '4'")
+    page.select_option("#analysis-engine", PEDINA)
+    page.select_option("#analysis-lines", "3")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.querySelectorAll('#analysis-lines-list li').length === 3", timeout=WAIT)
+    depth = int(re.findall(r"depth (\d+)", page.inner_text("#analysis-stats"))[0])
+    page.wait_for_function(f"() => /depth (\\d+)/.exec(document.getElementById('analysis-stats').textContent)[1] > {depth}",
+                           timeout=WAIT)
+    lines = page.locator("#analysis-lines-list li").all_inner_texts()
+    assert all(re.match(r"[+−]?\d+\.\d\d|(White|Black) wins in \d+", line) for line in lines), lines
+    assert all(" 3. " in line for line in lines), lines     # White to move at ply 4: 3. first
+    arrow = page.get_attribute("#board polyline.arrow", "data-arrow")
+    assert arrow and legal_moves(Position.from_hub(board(page, "position")))  # an arrow on the board
+    assert arrow.split("-")[0].split("x")[0] in {str(m.start) for m in legal_moves(Position.from_hub(board(page, "position")))}
+    # Step back through the game: the analysis follows, and the graph gets a point per position.
+    for ply in (3, 2, 1):
+        page.keyboard.press("ArrowLeft")
+        wait_board(page, f"b.cursor === '{ply}'")
+        page.wait_for_function(f"() => document.getElementById('graph').querySelector('circle[data-ply=\"{ply}\"]')",
+                               timeout=WAIT)
+    assert int(page.get_attribute("#graph", "data-points") or 0) >= 4
+    shot(page, "analysis.png")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.getElementById('analysis-stats').textContent.endsWith('stopped')",
+                           timeout=WAIT)
+    assert page.inner_text("#btn-analyse") == "Analyse"
+    assert page.locator("#analysis-lines-list li").count() == 3
+    # The graph takes the page to a position when clicked.
+    point = page.locator('#graph circle[data-ply="4"]').bounding_box()
+    assert point is not None
+    page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    wait_board(page, "b.cursor === '4'")
+
+
+def test_a_pdn_saved_and_loaded_back_is_identical(page: Page, tmp_path: Path) -> None:
+    for start, end in ((21, 17), (10, 14), (17, 13), (9, 18), (22, 13)):
+        enter(page, start, (end,))
+    wait_board(page, "b.cursor === '5'")
+    with page.expect_download() as saving:
+        page.click("#btn-save")
+    saved = tmp_path / "game.pdn"
+    saving.value.save_as(saved)
+    text = saved.read_text()
+    game = read_game(text)
+    assert [move.hub() for move in game.board.moves] == ["21-17", "10-14", "17-13", "9x18x13", "22x13x18"]
+    page.click("#btn-new")
+    page.check('input[name="new-mode"][value="free"]')
+    page.click("#new-start")
+    wait_board(page, "b.cursor === '0'")
+    page.set_input_files("#file-pdn", str(saved))
+    wait_board(page, "b.cursor === '5'")
+    assert page.locator("#move-list button.mv").all_inner_texts() == [
+        "21-17", "10-14", "17-13", "9x18", "22x13"]
+    with page.expect_download() as again:
+        page.click("#btn-save")
+    resaved = tmp_path / "again.pdn"
+    again.value.save_as(resaved)
+    assert resaved.read_text() == text
+    # The move list and the keys move through the game.
+    page.click('#move-list button.mv[data-ply="2"]')
+    wait_board(page, "b.cursor === '2'")
+    page.keyboard.press("End")
+    wait_board(page, "b.cursor === '5'")
+    page.keyboard.press("Home")
+    wait_board(page, "b.cursor === '0'")
+    page.keyboard.press("ArrowRight")
+    wait_board(page, "b.cursor === '1'")
+
+
+def test_a_game_is_chosen_from_a_multi_game_pdn_file(page: Page, tmp_path: Path) -> None:
+    games = tmp_path / "two.pdn"
+    games.write_text('[Event "first"]\n[White "Anna"]\n[Black "Bruno"]\n\n1. 22-18 10-14 *\n\n'
+                     '[Event "second"]\n[White "Carla"]\n[Black "Dario"]\n\n1. 23-19 11-15 2. 21-17 1-0\n')
+    page.set_input_files("#file-pdn", str(games))
+    page.wait_for_selector("#dlg-pdn[open]", timeout=WAIT)
+    assert page.locator("#pdn-games option").all_inner_texts() == [
+        "1. Anna - Bruno (first) *, 2 plies", "2. Carla - Dario (second) 1-0, 3 plies"]
+    page.select_option("#pdn-games", "1")
+    page.click("#pdn-load")
+    wait_board(page, "b.cursor === '3'")
+    assert page.inner_text("#player-bottom .name") == "White: Carla"
+    assert page.locator("#move-list button.mv").all_inner_texts() == ["23-19", "11-15", "21-17"]
+    assert page.inner_text("#status") == "1-0 · White wins: the result recorded in the PDN"
+
+
+def test_a_fen_is_set_up_and_its_legal_moves_offered(page: Page) -> None:
+    fen = "B:W18,22,K31:B9,K13,14"
+    set_up(page, fen)
+    position = Position.parse(fen)
+    assert board(page, "legal") == str(len(legal_moves(position)))
+    assert page.inner_text("#fen") == position.fen()
+    click(page, 14)
+    targets = page.locator("#board circle[data-target]").evaluate_all(
+        "nodes => nodes.map(n => Number(n.dataset.target)).sort((a, b) => a - b)")
+    assert targets == sorted({move.path[0] for move in legal_moves(position) if move.start == 14})
+    page.click("#btn-setup")
+    page.fill("#setup-text", "W:W21-33:B1-12")
+    page.click("#setup-paste")
+    page.wait_for_function("() => document.getElementById('setup-error').textContent !== ''", timeout=WAIT)
+    assert "impossible position" in page.inner_text("#setup-error")
+    assert page.is_visible("#dlg-setup")
+
+
+def test_the_position_editor(page: Page) -> None:
+    page.click("#btn-setup")
+    page.click("#editor-clear")
+    assert page.get_attribute("#editor-board", "data-position") == "W" + "e" * 32
+
+    def place(piece: str, square: int) -> None:
+        page.check(f'input[name="editor-piece"][value="{piece}"]')
+        page.click(f'#editor-board rect[data-square="{square}"]')
+
+    for piece, square in (("w", 2), ("w", 22), ("W", 30), ("b", 9), ("b", 10), ("B", 27)):
+        place(piece, square)
+    page.check('input[name="editor-turn"][value="B"]')
+    assert page.inner_text("#editor-fen") == "FEN B:W2,22,K30:B9,10,K27"
+    page.click("#setup-done")
+    page.wait_for_function("() => document.getElementById('setup-error').textContent !== ''", timeout=WAIT)
+    assert page.inner_text("#setup-error") == ("impossible position: white man on square 2, "
+                                              "its promotion row (1-4)")
+    shot(page, "editor.png")
+    place("w", 2)                                         # the same piece again: the square is emptied
+    assert page.inner_text("#editor-fen") == "FEN B:W22,K30:B9,10,K27"
+    page.click("#setup-done")
+    wait_board(page, f"b.position === {json.dumps(Position.parse('B:W22,K30:B9,10,K27').hub())}")
+    assert not page.is_visible("#dlg-setup")
+    assert board(page, "legal") == str(len(legal_moves(Position.parse("B:W22,K30:B9,10,K27"))))
+
+
+def test_two_engines_play_each_other(page: Page) -> None:
+    page.click("#btn-watch")
+    page.select_option("#watch-white", RANDOM)
+    page.select_option("#watch-black", PEDINA)
+    page.fill("#watch-time-seconds", "0.1")
+    page.click("#watch-start")
+    wait_board(page, "b.mode === 'watch'")
+    assert page.inner_text("#player-bottom .name").startswith("White: Random")
+    wait_board(page, "Number(b.cursor) >= 6 || b.result !== ''")
+    assert board(page, "legal") == "0"
+    page.click("#btn-stop-watch")
+    wait_board(page, "b.mode === 'free'")
+    plies = board(page, "cursor")
+    time.sleep(1.0)
+    assert board(page, "cursor") == plies                 # stopped
+    assert int(page.get_attribute("#graph", "data-points") or 0) >= 3
+
+
+def test_an_engine_that_crashes_mid_game_is_reported_and_the_server_goes_on(page: Page, server: str,
+                                                                            browser: Browser) -> None:
+    start_game(page, CRASHING, "white")
+    for plies in (-1, 1):
+        wait_my_turn(page, plies)
+        move = legal_moves(Position.from_hub(board(page, "position")))[0]
+        enter(page, move.start, move.path)
+    page.wait_for_function("() => document.getElementById('message').textContent.includes('exited with code 3')",
+                           timeout=WAIT)
+    assert page.get_attribute("#message", "class") == "error"
+    assert "> go think" in page.inner_text("#failure-tail")
+    assert page.is_visible("#btn-retry")
+    shot(page, "crash.png")
+    # The same page goes on: back to an analysis board, and a move.
+    page.click("#btn-new")
+    page.check('input[name="new-mode"][value="free"]')
+    page.click("#new-start")
+    wait_board(page, "b.mode === 'free' && b.cursor === '0'")
+    enter(page, 21, (17,))
+    wait_board(page, "b.cursor === '1'")
+    # And so does the server, for another page.
+    other = browser.new_page()
+    other.goto(server)
+    other.wait_for_selector("#connection:text-is('connected')", timeout=WAIT)
+    assert other.get_attribute("#board", "data-position") == Position.start().hub()
+    other.close()
+
+
+def test_a_request_without_the_token_is_refused(server: str, browser: Browser) -> None:
+    bare = server.split("?")[0]
+    stranger = browser.new_page()   # a context of its own: no cookie
+    response = stranger.goto(bare)
+    assert response is not None and response.status == 403
+    assert "missing or wrong token" in stranger.inner_text("body")
+    response = stranger.goto(bare + "?token=guess")
+    assert response is not None and response.status == 403
+    stranger.close()
