@@ -27,13 +27,13 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from pedina import read_game
+from pedina import Board, Position, read_game
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
 from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
-from pedina.protocol.gui.table import Table
+from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
@@ -214,6 +214,37 @@ def test_without_the_web_stack_the_command_says_what_to_install(monkeypatch: pyt
     result = CliRunner().invoke(main, ["gui", "--no-browser"])
     assert result.exit_code == 1
     assert 'needs starlette, uvicorn: pip install "pedina[gui]"' in result.output
+
+
+# -- what the page is told -------------------------------------------------------------
+
+
+def test_why_the_rules_ended_a_game() -> None:
+    def reason(fen: str, moves: list[str], **rules: int) -> str:
+        board = Board(fen, **rules)
+        for text in moves:
+            board.push_text(text)
+        outcome = board.outcome()
+        assert outcome is not None
+        return rules_reason(board, outcome)
+
+    assert reason("B:W9:B1", ["1-5", "9x2"]) == "Black has no pieces left"
+    assert reason("B:W5,10:B1", []) == "Black cannot move"
+    kings = ["22-18", "5-1", "18-22", "1-5"]
+    assert reason("W:WK22:BK5,12", kings * 2) == "draw by repetition: the same position 3 times"
+    assert reason("W:WK22:BK5,12", kings, quiet_plies=4, repetitions=9) == (
+        "draw by the 40-move rule: 4 plies without a man move or a capture")
+
+
+def test_scores_and_principal_variations_for_the_page() -> None:
+    assert white_view(25, True) == 25 and white_view(25, False) == -25 and white_view(None, True) is None
+    assert score_json(-12) == {"white": -12, "win": None}
+    assert score_json(9997) == {"white": 9997, "win": 3} and score_json(-9995) == {"white": -9995, "win": -5}
+    start = Position.start()
+    pv = pv_json(start, "21-17 10-14 17-13 9x18x13 9-9 1-5")
+    assert [move["text"] for move in pv] == ["21-17", "10-14", "17-13", "9x18"]  # cut at the unreadable move
+    assert pv[3] == {"start": 9, "path": [18], "captured": [13], "text": "9x18", "hub": "9x18x13"}
+    assert pv_json(start, "") == [] and pv_json(start, "1-5") == []
 
 
 # -- the page's messages -----------------------------------------------------------------

@@ -74,10 +74,10 @@ def gui(engines: tuple[str, ...], host: str, port: int, no_browser: bool) -> Non
             f"pedina gui needs {', '.join(missing)}: pip install \"pedina[gui]\" "
             "(in a source checkout: pip install \".[gui]\")")
     from pedina.protocol.gui.engines import EngineCatalog
-    from pedina.protocol.gui.server import serve
+    from pedina.protocol.gui.server import serve_gui
 
     try:
-        serve(EngineCatalog(specs), host, port, open_browser=not no_browser)
+        serve_gui(EngineCatalog(specs), host, port, open_browser=not no_browser)
     except OSError as error:
         raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
 

@@ -1,6 +1,6 @@
 """The web server of ``pedina gui``: the page, its files and one WebSocket per page.
 
-:func:`create_app` builds the Starlette application; :func:`serve` binds the socket, prints
+:func:`create_app` builds the Starlette application; :func:`serve_gui` binds the socket, prints
 the address with its token, opens the browser and runs uvicorn until Ctrl-C.
 
 Security: :class:`Guard` lets a request or WebSocket through only with the random token
@@ -196,7 +196,7 @@ def _listen(host: str, port: int) -> socket.socket:
     return socket.create_server((host.strip("[]"), port), family=family)
 
 
-def serve(catalog: EngineCatalog, host: str, port: int, open_browser: bool) -> None:
+def serve_gui(catalog: EngineCatalog, host: str, port: int, open_browser: bool) -> None:
     """Listen on ``host``:``port`` (0: a free port), print the address, open it in the browser
     unless told not to, and serve until Ctrl-C or SIGTERM; every engine process ends with it."""
     token = secrets.token_urlsafe(24)

@@ -138,7 +138,7 @@ def time_control(value: object) -> TimeControl:
 # -- what the page is sent ---------------------------------------------------------------
 
 
-def _colour(white: bool) -> str:
+def _side_key(white: bool) -> str:
     return "white" if white else "black"
 
 
@@ -219,7 +219,8 @@ class Table:
         self.analysing = False
         self.analysis_engine = 0
         self.analysis_lines = 1
-        self._lines: dict[int, dict[str, object]] = {}
+        self._lines: dict[int, dict[str, object]] = {}  # the running search's lines, by multi-PV rank
+        self._lines_ply = 0                             # the position they are about
         self._stats: dict[str, object] = {}
         self._analysis_due: asyncio.TimerHandle | None = None
         self.pdn_choices: list[PdnGame] = []
@@ -442,7 +443,7 @@ class Table:
         elif self.mode == WATCH and not over and self.failure is None:
             self._start_search(self._slot(self.engines_of[white], 0 if white else 1), self._engine_move)
         elif self.mode == FREE and self.analysing and legal_moves(self._position()):
-            self._lines, self._stats = {}, {}
+            self._lines, self._stats, self._lines_ply = {}, {}, self.cursor
             self._start_search(self._slot(self.analysis_engine, 0), self._analyse)
 
     def _available(self, white: bool) -> float:
@@ -477,6 +478,8 @@ class Table:
             self.thinking = white
             self._push_state()
             watch = self.mode == WATCH
+            if watch:
+                self._lines, self._stats, self._lines_ply = {}, {}, ply
             report = await slot.search(
                 self.board.start.hub(), [move.hub() for move in self.board.moves], self.tc.level(clock),
                 "think", timeout, lambda args: self._on_info(generation, ply, args) if watch else None)
@@ -579,7 +582,7 @@ class Table:
         slot = self._search_slot
         lines = [self._lines[key] for key in sorted(self._lines)]
         self._send({"type": "analysis", "running": running and self._search is not None,
-                    "engine": slot.spec.name if slot else None, "ply": self.cursor,
+                    "engine": slot.spec.name if slot else None, "ply": self._lines_ply,
                     "lines": lines[:max(self.analysis_lines, 1)], "stats": self._stats,
                     "evals": [score_json(score) for score in self.evals]})
 
@@ -590,7 +593,7 @@ class Table:
         over = self.result() is not None
         running = None
         if not over and (self.thinking is not None or (self.mode == PLAY and white == self.human)):
-            running = _colour(white)
+            running = _side_key(white)
         left = {side: self._available(side) if running else (self.clocks[side] or 0.0) + self.tc.inc
                 for side in (True, False)}
         return {"white": left[True], "black": left[False], "running": running}
@@ -615,9 +618,9 @@ class Table:
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
             "players": {"white": self.players[True], "black": self.players[False]},
-            "human": None if self.human is None or self.mode != PLAY else _colour(self.human),
+            "human": None if self.human is None or self.mode != PLAY else _side_key(self.human),
             "clocks": self._clocks_json(),
-            "thinking": None if self.thinking is None else _colour(self.thinking),
+            "thinking": None if self.thinking is None else _side_key(self.thinking),
             "result": None if result is None else {"result": result[0], "reason": result[1]},
             "analysing": self.analysing, "analysis_engine": self.analysis_engine,
             "analysis_lines": self.analysis_lines, "failure": self.failure,
