@@ -452,7 +452,8 @@ def test_two_engines_play_each_other_to_the_end() -> None:
         state = await page.expect("state", lambda m: m["mode"] == "watch")
         assert state["players"] == {"white": "R1", "black": "R2"} and state["legal"] == []
         state = await page.expect("state", lambda m: m["result"] is not None, timeout=60)
-        assert len(state["moves"]) > 10 and state["clocks"]["running"] is None
+        assert len(state["moves"]) > 10 and state["mode"] == "free" and state["clocks"] is None
+        assert state["players"] == {"white": "R1", "black": "R2"}
         assert all(score is not None for score in state["evals"][:-1])
     run(body, [random_spec("R1"), random_spec("R2", seed="2")])
 
@@ -487,6 +488,24 @@ def test_analysis_lines_appear_update_and_stop() -> None:
         stopped = await page.expect("analysis", lambda m: not m["running"], timeout=10)
         state = await page.expect("state", lambda m: not m["analysing"])
         assert stopped["lines"] and state["evals"][1] is not None
+    run(body, [DEFAULT_ENGINE])
+
+
+def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black", skill=3,
+                        time={"kind": "move", "seconds": 0.05})
+        await page.expect("state", lambda m: bool(m["legal"]), timeout=60)
+        assert "skill must be a whole number from 0 to 20, not 21" in await page.error(json.dumps(
+            {"type": "new_game", "mode": "play", "engine": 0, "colour": "black", "skill": 21,
+             "time": {"kind": "move", "seconds": 0.05}}))
+        slot = page.table._slots[(0, 0)]
+        assert slot.settings == {"skill": "3"}                # multipv is 1 already
+        assert "> set-param name=skill value=3" in slot.tail()
+        await page.send(type="resign")
+        await page.send(type="analyse", on=True, engine=0, lines=2)
+        await page.expect("analysis", lambda m: len(m["lines"]) == 2, timeout=60)
+        assert slot.settings == {"skill": "20", "multipv": "2"}
     run(body, [DEFAULT_ENGINE])
 
 

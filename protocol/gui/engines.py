@@ -87,6 +87,11 @@ class EngineSlot:
         return self._client is not None
 
     @property
+    def settings(self) -> dict[str, str]:
+        """The parameters set with :meth:`ensure_param` since the handshake (name -> value)."""
+        return dict(self._values)
+
+    @property
     def params(self) -> dict[str, dict[str, str]]:
         """The parameters the running engine declared (empty before :meth:`start`)."""
         return self._client.id.params if self._client else {}

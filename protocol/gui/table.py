@@ -519,6 +519,8 @@ class Table:
         if follow:
             self.cursor = len(self.board.moves)
         self.turn_start = time.monotonic()
+        if self.mode == WATCH and self.result() is not None:
+            self.mode = FREE  # the engines are done: the game is the person's to go through
         self._schedule()
         self._push_state()
 
@@ -526,6 +528,8 @@ class Table:
         self._search = self._search_slot = None
         self.thinking = None
         self.verdict = ("0-1" if white else "1-0", f"{side_name(white)} lost on time ({detail})")
+        if self.mode == WATCH:
+            self.mode = FREE
         self._push_state()
 
     def _after_failure(self) -> None:

@@ -90,10 +90,6 @@
         if (marks.selected === square) kind = "sq-selected";
         if (marks.flash === square) kind = "sq-flash";
         el("rect", Object.assign(attributes, {class: kind, "data-square": square}), squares);
-        if (marks.numbers) {
-          const text = el("text", {x: column * CELL + 6, y: row * CELL + 24, class: "sq-number"}, squares);
-          text.textContent = String(square);
-        }
       }
     }
     const pieces = el("g", {}, svg);
@@ -102,6 +98,13 @@
       if (letter === "e" || (marks.hidden && marks.hidden.has(square))) continue;
       const [x, y] = centre(square);
       drawPiece(pieces, letter, x, y, marks.taken && marks.taken.has(square) ? "taken" : "");
+    }
+    if (marks.numbers) {  // in the corner the round pieces leave free, above them
+      for (let square = 1; square <= 32; square++) {
+        const [x, y] = centre(square);
+        const text = el("text", {x: x - 46, y: y - 31, class: "sq-number"}, svg);
+        text.textContent = String(square);
+      }
     }
     for (const square of marks.targets || []) {
       const [x, y] = centre(square);
