@@ -8,19 +8,27 @@ so Hub, PDN and full-path move text are all accepted.
 
 Writing gives the tags in a fixed shape (the caller's tags in order, then
 ``GameType``, ``SetUp``/``FEN`` for a non-initial start, ``Result``), numbered
-movetext in PDN move text (:func:`pedina.move.format_pdn`), wrapped lines and the
-result. The output is readable by pydraughts' PDN reader (one tag per line, one
-space between tag name and value).
+movetext in PDN move text (:func:`pedina.move.format_pdn`), optional
+annotations after each move (:class:`MoveNote`: NAGs, a comment, a variation),
+wrapped lines and the result. The output is readable by pydraughts' PDN reader
+(one tag per line, one space between tag name and value, no move number given
+twice: pydraughts' reader garbles a game where one is, so a Black move after a
+comment or a variation carries no number of its own).
+
+Files from other tools come in several encodings: :func:`decode_pdn` reads UTF-8
+(with or without a byte-order mark), UTF-16 with its mark, and otherwise
+Windows-1252 (what CheckerBoard writes; Latin-1 where that has no character).
+Games are written as text for a UTF-8 file.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pedina.board import Board
-from pedina.move import MoveError, format_pdn, legal_moves
+from pedina.move import Move, MoveError, format_pdn, legal_moves
 from pedina.position import Position, PositionError
 
 #: Results as written, and the other spellings accepted on input (points out of 2).
@@ -33,7 +41,7 @@ _LINE_WIDTH = 79
 
 _TOKEN = re.compile(
     r"""
-      (?P<space>\s+)
+      (?P<space>[\s\ufeff]+)
     | (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*\])
     | (?P<comment>\{[^}]*\}?)
     | (?P<line_comment>;[^\n]*)
@@ -47,6 +55,20 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
+
+
+def decode_pdn(data: bytes) -> str:
+    """The text of a PDN file's bytes: UTF-8 (a byte-order mark is dropped), UTF-16 when
+    its byte-order mark says so, else Windows-1252, or Latin-1 for a file with one of
+    the five bytes Windows-1252 leaves undefined."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16")
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            pass
+    return data.decode("latin-1")
 
 
 class PdnError(ValueError):
@@ -151,7 +173,7 @@ def _build(raw: _RawGame, number: int) -> PdnGame:
     board = Board(start)
     for text, line in raw.moves:
         ply = len(board.moves)
-        label = _move_label(ply, start.white_to_move)
+        label = move_label(ply, start.white_to_move)
         try:
             board.push(board.parse_move(re.sub(r"[!?]+$", "", text)))
         except MoveError as error:
@@ -163,10 +185,27 @@ def _build(raw: _RawGame, number: int) -> PdnGame:
     return PdnGame(dict(raw.headers), board, result)
 
 
-def _move_label(ply: int, white_first: bool) -> str:
-    """``12.`` for a White move, ``12...`` for a Black one (move numbers from 1)."""
+def move_label(ply: int, white_first: bool) -> str:
+    """The number of move ``ply`` (counted from 0) of a game whose first move is White's when
+    ``white_first``: ``12.`` for a White move, ``12...`` for a Black one (moves numbered from 1)."""
     index = ply if white_first else ply + 1
     return f"{index // 2 + 1}{'.' if index % 2 == 0 else '...'}"
+
+
+def read_fen_lines(text: str) -> list[Position] | None:
+    """The positions of a text of FEN or Hub lines, one a line (blank lines and lines
+    starting with ``#`` are skipped), or ``None`` when some line is not a position
+    (the text may then be PDN)."""
+    positions = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("\ufeff")
+        if not line or line.startswith("#"):
+            continue
+        try:
+            positions.append(Position.parse(line))
+        except PositionError:
+            return None
+    return positions
 
 
 def read_games(text: str) -> list[PdnGame]:
@@ -198,13 +237,55 @@ def _tag(name: str, value: str) -> str:
     return f'[{name} "{clean}"]'
 
 
-def write_game(board: Board, headers: Mapping[str, str] | None = None, result: str | None = None) -> str:
+@dataclass(frozen=True)
+class MoveNote:
+    """What the movetext says about one move besides the move itself.
+
+    ``nags`` are numeric annotation glyphs written after the move (``$2`` is
+    ``?``, ``$4`` is ``??``); ``comment`` is written in braces after them; a
+    ``variation`` is a line of moves played instead of this one, from the
+    position before it, with ``variation_comment`` after its first move.
+    Braces in comments become parentheses.
+    """
+
+    nags: tuple[int, ...] = ()
+    comment: str = ""
+    variation: tuple[Move, ...] = ()
+    variation_comment: str = ""
+
+
+def _comment(text: str) -> str:
+    return "{" + " ".join(text.replace("{", "(").replace("}", ")").split()) + "}"
+
+
+def _variation(position: Position, ply: int, white_first: bool, note: MoveNote) -> list[str]:
+    """The tokens of ``note``'s variation, from ``position`` (the one before move ``ply``), in parentheses."""
+    tokens: list[str] = []
+    for offset, move in enumerate(note.variation):
+        label = move_label(ply + offset, white_first)
+        if offset == 0 or not label.endswith("..."):
+            tokens.append(label)
+        tokens.append(format_pdn(move, legal_moves(position)))
+        if offset == 0 and note.variation_comment:
+            tokens.append(_comment(note.variation_comment))
+        position = position.play(move)
+    tokens[0] = "(" + tokens[0]
+    tokens[-1] += ")"
+    return tokens
+
+
+def write_game(board: Board, headers: Mapping[str, str] | None = None, result: str | None = None,
+               notes: Sequence[MoveNote | None] = ()) -> str:
     """PDN text of the game in ``board``, ending with a newline.
 
     ``headers`` (e.g. Event, Site, Date, Round, White, Black) are written in
     their order; ``GameType``, ``SetUp``, ``FEN`` and ``Result`` are always set
     here (a ``Result`` given in ``headers`` keeps its place, with the game's
-    result). ``result`` defaults to ``board.result()``.
+    result). ``result`` defaults to ``board.result()``. ``notes[i]``, when
+    there is one, annotates move ``i`` (counted from 0).
+
+    Raises :class:`~pedina.move.IllegalMoveError` for a variation that is not
+    legal from its position.
     """
     if result is None:
         result = board.result()
@@ -228,10 +309,17 @@ def write_game(board: Board, headers: Mapping[str, str] | None = None, result: s
     tokens: list[str] = []
     position = start
     for ply, move in enumerate(board.moves):
-        label = _move_label(ply, start.white_to_move)
+        label = move_label(ply, start.white_to_move)
         if ply == 0 or not label.endswith("..."):
             tokens.append(label)
         tokens.append(format_pdn(move, legal_moves(position)))
+        note = notes[ply] if ply < len(notes) else None
+        if note is not None:
+            tokens.extend(f"${nag}" for nag in note.nags)
+            if note.comment:
+                tokens.append(_comment(note.comment))
+            if note.variation:
+                tokens.extend(_variation(position, ply, start.white_to_move, note))
         position = board.positions[ply + 1]
     tokens.append(result)
 
@@ -247,4 +335,5 @@ def write_game(board: Board, headers: Mapping[str, str] | None = None, result: s
     return "\n".join(lines) + "\n\n" + "\n".join(movetext) + "\n"
 
 
-__all__ = ["PdnError", "PdnGame", "RESULTS", "read_game", "read_games", "write_game"]
+__all__ = ["MoveNote", "PdnError", "PdnGame", "RESULTS", "decode_pdn", "move_label", "read_fen_lines", "read_game",
+           "read_games", "write_game"]

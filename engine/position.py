@@ -152,11 +152,19 @@ class Position:
 
     @classmethod
     def parse(cls, text: str) -> Position:
-        """Parse either a Hub position string or a PDN FEN."""
+        """Parse either a Hub position string or a PDN FEN.
+
+        Text with a colon is read as a FEN, 33 characters or text of Hub letters
+        (``W``/``B``, then ``wWbBe``) as a Hub string; anything else raises
+        :class:`PositionError` saying what was expected.
+        """
         stripped = text.strip()
         if ":" in stripped:
             return cls.from_fen(stripped)
-        return cls.from_hub(stripped)
+        if len(stripped) == 33 or re.fullmatch(r"[WB][wWbBe]*", stripped):
+            return cls.from_hub(stripped)
+        raise PositionError(f"{stripped[:40]!r} is neither a FEN (such as 'W:W21-32:B1-12') nor a 33-character "
+                            "Hub position ('W' or 'B', then one of w, W, b, B, e per square)")
 
     # -- output -------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from draughts.PDN import PDNReader, PDNWriter
 
 from conftest import random_game
 from pedina import Board, Position
-from pedina.pdn import PdnError, PdnGame, read_game, read_games, write_game
+from pedina.pdn import MoveNote, PdnError, PdnGame, decode_pdn, read_fen_lines, read_game, read_games, write_game
 
 SECOND_FEN = "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
 
@@ -98,6 +98,56 @@ def test_tolerant_reading() -> None:
     assert read_game(text, 2).board.moves == second.board.moves
     with pytest.raises(PdnError, match="there is no game 4: the PDN text has 3 games"):
         read_game(text, 4)
+
+
+TAGS = '[Event "Torneo di Forlì"]\n[White "Niccolò"]\n[Black "Müller – “Sr”"]\n[GameType "22"]\n\n1. 23-19 10-14 *\n'
+
+
+@pytest.mark.parametrize("data", [
+    b"\xef\xbb\xbf" + TAGS.encode("utf-8"),      # UTF-8 with a byte-order mark
+    TAGS.encode("utf-8"),
+    TAGS.encode("cp1252"),                       # what CheckerBoard writes
+    TAGS.encode("utf-16"),                       # with its byte-order mark
+])
+def test_byte_order_marks_and_windows_encodings_are_read(data: bytes) -> None:
+    game = read_game(decode_pdn(data))
+    assert game.headers["Event"] == "Torneo di Forlì" and game.headers["White"] == "Niccolò"
+    assert game.headers["Black"] == "Müller – “Sr”" and len(game.board.moves) == 2
+
+
+def test_latin1_bytes_that_windows_1252_lacks_are_read_as_latin1() -> None:
+    data = TAGS.replace("–", "-").replace("“", '\\"').replace("”", '\\"').encode("latin-1") + b"{\x81}"
+    game = read_game(decode_pdn(data))
+    assert game.headers["White"] == "Niccolò" and game.headers["Black"] == 'Müller - "Sr"'
+
+
+def test_a_byte_order_mark_in_text_is_blank() -> None:
+    assert read_game("\ufeff" + TAGS).headers["White"] == "Niccolò"
+    assert read_fen_lines("\ufeffW:W21-32:B1-12\n# comment\n\nBbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww\n") == [
+        Position.start(), Position.from_hub("Bbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww")]
+    assert read_fen_lines(TAGS) is None
+
+
+def test_annotations_are_written_and_read_back_by_us_and_pydraughts() -> None:
+    board = Board()
+    for text in ("23-19", "10-14", "19x10", "5x14", "22-18", "14-19", "18-14"):
+        board.push_text(text)
+    better = Board()
+    better.push_text("23-19")
+    variation = tuple(better.parse_move(text) for text in ("11-15",))
+    better.push(variation[0])
+    variation += (better.parse_move("22-18"),)
+    notes = [MoveNote(comment="+0.10/8"), MoveNote((2,), "-0.60/8 a {brace}", variation, "+0.05/8"), None,
+             MoveNote((4,), "+1.00/8")]
+    text = write_game(board, {"Event": "Notes"}, "*", notes)
+    assert ("1. 23-19 {+0.10/8} 10-14 $2 {-0.60/8 a (brace)} (1... 11-15 {+0.05/8} 2. 22-18) 2. 19x10 5x14 $4 "
+            "{+1.00/8} 3. 22-18 14-19 4. 18-14 *") in " ".join(text.split("\n"))
+    assert read_game(text).board.moves == board.moves
+    (game,) = PDNReader(pdn_text=text).games
+    replay = draughts.Board("italian", "startpos")
+    for move in game.moves:
+        replay.push(draughts.Move(replay, pdn_move=move))
+    assert len(game.moves) == len(board.moves) and Position.from_fen(replay.fen) == board.position
 
 
 def test_games_without_result_tokens_are_told_apart() -> None:

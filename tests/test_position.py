@@ -66,7 +66,8 @@ def test_round_trips_of_random_positions(random_positions: Callable[..., list[Po
     ("W:W21:W22", "lists the white pieces twice"),
     ("W:W2a:B1", "bad FEN square '2a'"),
     ("W:W25-21:B1", "bad FEN range '25-21'"),
-    ("W21-32 B1-12", "33 characters"),
+    ("W21-32 B1-12", "neither a FEN (such as 'W:W21-32:B1-12') nor a 33-character Hub position"),
+    ("nosuch.pdn", "neither a FEN"),
 ])
 def test_malformed_input_says_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(PositionError) as error:
