@@ -1,7 +1,9 @@
 """Search: the engine's thinking, driven through :class:`Searcher`.
 
 Scores are integers in hundredths of a man from the side to move's point of
-view; a proven win in N plies is ``WIN - N``, a proven loss ``-(WIN - N)``.
+view; a proven win in N plies is ``WIN - N``, a proven loss ``-(WIN - N)``, and
+every other score (the evaluation's estimates of known endings included) stays
+within :data:`MATE_BOUND` (see :func:`proven_plies`).
 
 Design (measured with ``pedina bench``; see the numbers in the project notes):
 
@@ -19,8 +21,12 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   window nodes and the first move to try everywhere.
 - Move order: hash move, two killers per ply, then the history counters.
 - Captures are compulsory, so a position where the side to move can capture is
-  never evaluated: the quiescence search plays out every capture sequence
-  first. A node with a single legal move does not use up depth.
+  never evaluated (the evaluation's precondition): the quiescence search plays
+  out every capture sequence first, at the deepest ply too (a sequence of
+  captures ends within 24 plies, as each takes a piece). A node with a single
+  legal move does not use up depth.
+- Multi-PV and the skill setting need the exact score of several root moves:
+  each iteration then searches every root move once, with the full window.
 - Draws: the game's own move count (:attr:`Board.quiet_plies`) scores 0. A
   position that repeats one on the current line or in the game since the last
   irreversible move scores 0 too, whatever repetition count the game's rules
@@ -48,18 +54,26 @@ from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
 
 WIN = 10000
-#: Scores beyond this are proven wins or losses.
-WIN_THRESHOLD = WIN - 1000
-#: Deepest ply the tree goes to (quiescence included).
+#: Deepest ply of the main search; the quiescence search may go on from there to
+#: play out the captures.
 MAX_PLY = 128
-#: Scores beyond this are "win in N plies" and are stored in the table relative to the node.
+#: Scores beyond this are proven wins or losses, "win in N plies", and are stored
+#: in the table relative to the node.
 MATE_BOUND = WIN - 2 * MAX_PLY
+#: Depth of the short search that scores a lone legal move before it is played.
+FORCED_MOVE_DEPTH = 4
 INF = WIN + 1
 MAX_DEPTH = 99
 #: The clock, node limit and stop flag are read when ``nodes & CHECK_MASK == 0``.
 CHECK_MASK = 255
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
 _LEAF_ONE = 1 << 32
+
+
+def proven_plies(score: int) -> int | None:
+    """The plies to the proven end of the game that ``score`` says (for a win or a
+    loss alike), or ``None`` when it is an estimate."""
+    return WIN - abs(score) if abs(score) > MATE_BOUND else None
 
 
 @dataclass
@@ -107,7 +121,11 @@ class Searcher:
     ``multipv`` (>= 1) is the number of best root moves reported; ``skill``
     (0..20, 20 = full strength) weakens play: the depth is capped at
     ``skill // 2 + 1`` and the move is drawn, with ``seed`` fixing the draw,
-    among the root moves within ``(20 - skill) * 8`` of the best score.
+    among the root moves within ``(20 - skill) * 8`` of the best score. Each
+    iteration reports the ``multipv`` best lines; with a skill set, one more
+    :class:`Info` (``multipv`` 1) describes the move drawn, just before the
+    search returns. An analysis search (:attr:`Limits.analysis`) is never
+    weakened.
     """
 
     def __init__(self, hash_mb: int = 64, evaluator: Evaluator | None = None) -> None:
@@ -219,32 +237,29 @@ class Searcher:
         root_moves = generate(us, them, kings, white)
         if not root_moves:
             return Result(None, None, -WIN, 0, 0, time.perf_counter() - start)
-        if len(root_moves) == 1 and limits.on_clock:
-            move = Move._from_raw(root_moves[0])
-            return Result(move, None, 0, 0, 0, time.perf_counter() - start, [move])
         history = [identity(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
                    for p in board.positions[max(0, len(board.positions) - 1 - quiet):-1]]
         for key in list(self._history):
             self._history[key] >>= 2
-        skilled = self.skill < 20
+        skilled = self.skill < 20 and not limits.analysis
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if skilled:
             max_depth = min(max_depth, max(1, self.skill // 2 + 1))
-        lines = len(root_moves) if skilled else min(max(1, self.multipv), len(root_moves))
+        if len(root_moves) == 1 and limits.on_clock:
+            # Nothing to choose: a short search gives the move a true score, and it goes out at once.
+            max_depth = min(max_depth, FORCED_MOVE_DEPTH)
+        lines = min(max(1, self.multipv), len(root_moves))
+        exact = (skilled or lines > 1) and len(root_moves) > 1
         order = list(root_moves)
         results: list[tuple[int, RawMove]] = []
         completed = 0
         instability = 0.0
         for depth in range(1, max_depth + 1):
             self._begin_iteration(history)
-            found: list[tuple[int, RawMove]] = []
             try:
-                for _ in range(lines):
-                    chosen = [m for _, m in found]
-                    candidates = [m for m in order if m not in chosen]
-                    found.append(self._root(us, them, kings, white, candidates, depth, quiet, lines > 1))
+                found = self._root(us, them, kings, white, order, depth, quiet, exact)
             except _Abort:
-                if lines == 1 and self._iter_best is not None:
+                if not exact and self._iter_best is not None:
                     results = [(self._iter_best[1], self._iter_best[0])]
                 break
             # Moves are compared by value, never by identity: compiled by mypyc, a
@@ -265,6 +280,9 @@ class Searcher:
         score, best = self._pick(results, hash(position)) if skilled else results[0]
         pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
         elapsed = time.perf_counter() - start
+        if skilled and completed and self._on_info is not None:
+            # Clients keep the last line they are sent: it must be the move played.
+            self._on_info(Info(completed, self._mean_depth(), score, self.nodes, elapsed, pv, 1, self._seldepth))
         return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv)
 
     def _begin_iteration(self, history: list[int]) -> None:
@@ -274,13 +292,15 @@ class Searcher:
         self._iter_best = None
 
     def _root(self, us: int, them: int, kings: int, white: bool, moves: list[RawMove],
-              depth: int, quiet: int, exact: bool) -> tuple[int, RawMove]:
-        """Best of ``moves`` at ``depth`` with its score; every move exact when ``exact``."""
+              depth: int, quiet: int, exact: bool) -> list[tuple[int, RawMove]]:
+        """One pass over the root ``moves`` at ``depth``: every move with its exact score,
+        best first, when ``exact``; else the best move alone, with its score."""
         alpha = -INF
         beta = INF
         best = -INF
         best_move = moves[0]
         lines = self._lines
+        scored: list[tuple[int, RawMove]] = []
         self._path.append(identity(us, them, kings, white))
         for i, move in enumerate(moves):
             frm, to, taken, toggle, _ = move
@@ -294,6 +314,8 @@ class Searcher:
                 if value > alpha:
                     lines[1] = []
                     value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
+            if exact:
+                scored.append((value, move))
             if exact or value > best:
                 self._root_lines[move] = [move] + lines[1]
             if value > best:
@@ -303,7 +325,10 @@ class Searcher:
                 if not exact and value > alpha:
                     alpha = value
         self._path.pop()
-        return best, best_move
+        if exact:
+            scored.sort(key=_score_of, reverse=True)  # stable: ties keep the move order
+            return scored
+        return [(best, best_move)]
 
     def _pvs(self, us: int, them: int, kings: int, white: bool, depth: int,
              alpha: int, beta: int, ply: int, quiet: int) -> int:
@@ -344,8 +369,7 @@ class Searcher:
                 if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
                     return score
         if ply >= MAX_PLY:
-            value = self._evaluate(us, them, kings, white)
-            return ply - WIN if value == NO_MOVES else value
+            return self._quiesce(us, them, kings, white, alpha, beta, ply)
         searched_depth = depth
         # The hash move, or else the first killer when it is legal here, is tried
         # before the move list is generated: it often cuts the node off, and then
@@ -471,7 +495,7 @@ class Searcher:
         self.nodes = nodes
         if not nodes & CHECK_MASK:
             self._check()
-        captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them) if ply < MAX_PLY else None
+        captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them)
         if captures:
             best = -INF
             next_ply = ply + 1
@@ -588,6 +612,10 @@ class Searcher:
         return rng.choices(candidates, weights=weights)[0]
 
 
+def _score_of(scored: tuple[int, RawMove]) -> int:
+    return scored[0]
+
+
 def search_thread(search: Callable[[], Result],
                   on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
     """Run ``search`` on a new daemon thread; ``on_done`` gets its result, or the exception it
@@ -611,4 +639,4 @@ def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
     return (white, black) if white_to_move else (black, white)
 
 
-__all__ = ["INF", "Info", "Limits", "MATE_BOUND", "Result", "Searcher", "WIN", "WIN_THRESHOLD"]
+__all__ = ["FORCED_MOVE_DEPTH", "INF", "Info", "Limits", "MATE_BOUND", "Result", "Searcher", "WIN", "proven_plies"]

@@ -273,8 +273,8 @@ class Session:
                 if remaining <= 0:
                     break
                 job.changed.wait(remaining)
-            if job.finished:
-                return
+            if job.finished or job.answering:
+                return  # the searcher returned: its answer is going out (or has gone) on its thread
             # Stopped here, before the answer lets the adapter start another search on
             # this searcher: a later stop could end that one instead.
             searcher.stop()

@@ -37,6 +37,9 @@ class Limits:
     before each move (Hub semantics); ``moves_to_go`` the moves that clock is
     for. ``infinite`` searches until stopped; ``ponder`` searches until
     stopped or until the ponder hit, after which the clock applies.
+    ``analysis`` asks for the position's lines, not for a move to play: a
+    lone legal move is searched like any other position, and the skill
+    setting does not weaken the search.
     """
 
     depth: int | None = None
@@ -47,11 +50,14 @@ class Limits:
     moves_to_go: int | None = None
     infinite: bool = False
     ponder: bool = False
+    analysis: bool = False
 
     @property
     def on_clock(self) -> bool:
-        """Limited by time (per move or clock) and not pondering, so a lone legal move is played at once."""
-        return (self.move_time is not None or self.clock is not None) and not (self.infinite or self.ponder)
+        """A move to play, limited by time (per move or clock) and not pondering: a lone legal
+        move then gets only a short search (:data:`pedina.search.FORCED_MOVE_DEPTH`)."""
+        return ((self.move_time is not None or self.clock is not None)
+                and not (self.infinite or self.ponder or self.analysis))
 
     @property
     def unbounded(self) -> bool:
@@ -69,13 +75,14 @@ class TimeBudget:
     watchdog: float
 
 
-def bounded(limits: Limits, analyze: bool) -> Limits:
-    """``limits`` with a bound when they have none: analysis goes on until stopped,
-    a move gets :data:`DEFAULT_MOVE_TIME`."""
+def bounded(limits: Limits) -> Limits:
+    """``limits`` with a bound when they have none: analysis (:attr:`Limits.analysis`) goes
+    on until stopped, a move gets :data:`DEFAULT_MOVE_TIME`."""
     if not limits.unbounded or limits.infinite:
         return limits
-    if analyze:
-        return Limits(inc=limits.inc, moves_to_go=limits.moves_to_go, infinite=True, ponder=limits.ponder)
+    if limits.analysis:
+        return Limits(inc=limits.inc, moves_to_go=limits.moves_to_go, infinite=True, ponder=limits.ponder,
+                      analysis=True)
     return Limits(move_time=DEFAULT_MOVE_TIME, inc=limits.inc, moves_to_go=limits.moves_to_go,
                   ponder=limits.ponder)
 

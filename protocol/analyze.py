@@ -1,29 +1,64 @@
-"""``pedina analyze``: evaluation and principal variation of a position or of every move of a game.
+"""``pedina analyze``: the engine's view of a position, of a file of positions, or of PDN games.
 
-The target is a FEN or Hub position, or a PDN file (one of its games, the first
-unless ``--game`` says otherwise: every position before a move, and the final
-one). Text output is a table, printed row by row as the work goes; ``--json``
-prints one JSON document for scripts.
-Scores are in men: ``score`` from the side to move's point of view, ``white``
-from White's; a proven win in N plies shows as ``100 - N/100`` (``99.97``).
+TARGET is a FEN or Hub position, or a file (``-`` for standard input) that holds
+FEN or Hub lines (each one a position to analyse, as ``match --openings`` reads
+them) or PDN games in any encoding :func:`~pedina.pdn.decode_pdn` reads. The
+games are analysed one after the other (``--game N`` picks one): every position
+before a move, and the final one. A position where the game is over by the
+rules gets no search; its row says how the game ended.
+
+The outputs go together:
+
+- the table (unless ``--json`` or ``--jsonl``): a row per position, printed as
+  soon as it is analysed;
+- ``--json``: one JSON document at the end; ``--jsonl``: a JSON object a line,
+  each printed as soon as its position (or game) is reached;
+- ``--annotate FILE``: the games as PDN, each move followed by the score and
+  depth of the position it led to (``{+0.35/12}``), ``$2`` (``?``) or ``$4``
+  (``??``) after a move that lost ``--mistake`` or ``--blunder`` men against the
+  engine's best move, and that move's line as a variation;
+- ``--plot FILE``: a picture of the evaluation over each game, mistakes marked.
+
+Ctrl-C (or SIGTERM) stops the analysis: every output keeps what was finished
+(the annotated PDN has every move, annotated as far as the analysis went) and
+the exit status is 130.
+
+Scores are in men. The table, the annotations and the plot show White's point
+of view; in JSON, ``score`` is the side to move's and ``white`` White's, and
+``proven`` names the winner and the plies of a proven result (``null`` for an
+estimate). A proven win in N plies is ``100 - N/100`` men (``99.97``); no
+estimate is ever that large.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
+from typing import IO, TextIO
 
 import click
 
-from pedina.board import Board
+from pedina import __version__
+from pedina.board import Board, Outcome
 from pedina.move import Move
-from pedina.pdn import PdnError, read_game
+from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
 from pedina.position import Position, PositionError
-from pedina.search import WIN_THRESHOLD, Info
+from pedina.search import WIN, Info, proven_plies
 from pedina.session import Session
 from pedina.timeman import Limits
+from pedina.protocol.plotting import check_plot_path, saved_figure
+from pedina.protocol.scores import for_white, men, proven_note
+
+#: Scores beyond this many men are drawn at it on the plot (proven results, known endings).
+PLOT_CLIP = 10.0
 
 
 @dataclass
@@ -36,6 +71,53 @@ class Line:
     nodes: int
     time: float
     pv: list[Move]
+
+
+@dataclass
+class Subject:
+    """One thing to analyse: a game of a PDN file, or a position.
+
+    ``number`` counts the games (or the positions of a file of positions) from 1;
+    it is 0 for a position given on the command line. ``result`` is ``None`` for a
+    position, which is analysed on its own.
+    """
+
+    number: int
+    board: Board
+    headers: dict[str, str]
+    result: str | None
+
+    @property
+    def title(self) -> str:
+        """``game 2: A - B``, ``position 3``, or empty for a position of the command line."""
+        if self.result is None:
+            return f"position {self.number}" if self.number else ""
+        players = f"{self.headers.get('White', '?')} - {self.headers.get('Black', '?')}"
+        return f"game {self.number}: {players}"
+
+
+@dataclass
+class Analysed:
+    """A position of a subject and what was found there: the engine's best lines, best first,
+    or (with no lines) the game's end by the rules."""
+
+    ply: int
+    position: Position
+    played: Move | None
+    lines: list[Line]
+    outcome: Outcome | None
+
+    @property
+    def score(self) -> int:
+        """The side to move's score: the best line's, or the game's end (a loss without moves, a draw)."""
+        if self.lines:
+            return self.lines[0].score
+        return -WIN if self.outcome is not None and self.outcome.winner is not None else 0
+
+    @property
+    def depth(self) -> int:
+        """The depth of the best line (0 when the game is over)."""
+        return self.lines[0].depth if self.lines else 0
 
 
 def pdn_line(position: Position, moves: list[Move]) -> list[str]:
@@ -64,106 +146,362 @@ def analyse(session: Session, board: Board, limits: Limits) -> list[Line]:
     return lines
 
 
-def move_label(ply: int, start_white: bool) -> str:
-    """``12.`` before White's move, ``12...`` before Black's, counting from the start position."""
-    white_to_move = (ply % 2 == 0) == start_white
-    number = (ply + (0 if start_white else 1)) // 2 + 1
-    return f"{number}." if white_to_move else f"{number}..."
+def ending_text(outcome: Outcome, white_to_move: bool) -> str:
+    """How the game ended, in words: ``White wins: Black cannot move``, ``draw by repetition``."""
+    if outcome.winner is None:
+        return f"draw by {outcome.termination}"
+    mover, other = ("White", "Black") if white_to_move else ("Black", "White")
+    return f"{other} wins: {mover} cannot move"
 
 
-def score_men(score: int) -> str:
-    return f"{score / 100:+.2f}"
+# -- what to analyse ----------------------------------------------------------------------------
 
 
-def win_note(score: int) -> str:
-    """``win in N`` / ``loss in N`` plies for proven scores, else empty."""
-    if abs(score) < WIN_THRESHOLD:
-        return ""
-    plies = 10000 - abs(score)
-    return f"win in {plies}" if score > 0 else f"loss in {plies}"
+def _looks_like_a_file(target: str) -> bool:
+    return os.sep in target or bool(re.search(r"\.[A-Za-z]\w{0,4}$", target))
+
+
+def load_subjects(target: str, game_number: int | None = None) -> tuple[str, list[Subject]]:
+    """What TARGET asks to analyse: ``("position", [one])`` for a position, ``("positions", ...)``
+    for a file of FEN lines, ``("games", ...)`` for PDN; ``game_number`` keeps only that one.
+
+    Raises :class:`click.BadParameter` saying what is wrong: a missing or unreadable file,
+    text that is neither a position nor PDN, a game number the file does not have.
+    """
+    if target == "-" or os.path.isfile(target):
+        source = "standard input" if target == "-" else target
+        try:
+            data = sys.stdin.buffer.read() if target == "-" else open(target, "rb").read()
+        except OSError as error:
+            raise click.BadParameter(f"cannot read {source}: {error.strerror or error}",
+                                     param_hint="TARGET") from None
+        return _subjects_of_text(decode_pdn(data), source, game_number)
+    if os.path.isdir(target):
+        raise click.BadParameter(f"{target} is a folder, not a PDN file", param_hint="TARGET")
+    try:
+        position = Position.parse(target)
+    except PositionError as error:
+        if _looks_like_a_file(target):
+            raise click.BadParameter(f"{target}: no such file", param_hint="TARGET") from None
+        raise click.BadParameter(str(error), param_hint="TARGET") from None
+    if game_number is not None:
+        raise click.BadParameter("--game is for a file of games or positions, not for one position",
+                                 param_hint="--game")
+    return "position", [Subject(0, Board(position), {}, None)]
+
+
+def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[str, list[Subject]]:
+    positions = read_fen_lines(text)
+    if positions is not None:
+        kind, subjects = "positions", [Subject(n, Board(p), {}, None) for n, p in enumerate(positions, start=1)]
+    else:
+        try:
+            games = read_games(text)
+        except PdnError as error:
+            raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
+        kind = "games"
+        subjects = [Subject(n, game.board, dict(game.headers), game.result) for n, game in enumerate(games, start=1)]
+    what = "game" if kind == "games" else "position"
+    if not subjects:
+        raise click.BadParameter(f"{source} holds no {what}", param_hint="TARGET")
+    if game_number is not None:
+        if game_number > len(subjects):
+            raise click.BadParameter(f"there is no {what} {game_number}: {source} has {len(subjects)} {what}"
+                                     f"{'' if len(subjects) == 1 else 's'}", param_hint="--game")
+        subjects = [subjects[game_number - 1]]
+    return kind, subjects
+
+
+# -- the outputs ---------------------------------------------------------------------------------
 
 
 def line_json(position: Position, line: Line) -> dict[str, object]:
-    white_score = line.score if position.white_to_move else -line.score
+    """One line as JSON: scores from the side to move's view (``score``) and White's (``white``)."""
+    white_score = for_white(line.score, position.white_to_move)
     pv = pdn_line(position, line.pv)
+    plies = proven_plies(line.score)
+    proven = None if plies is None else {"winner": "white" if white_score > 0 else "black", "plies": plies}
     return {"multipv": line.multipv, "move": pv[0] if pv else None, "score": round(line.score / 100, 2),
-            "white": round(white_score / 100, 2), "proven": win_note(line.score) or None, "depth": line.depth,
+            "white": round(white_score / 100, 2), "proven": proven, "depth": line.depth,
             "nodes": line.nodes, "time": round(line.time, 3), "pv": pv}
 
 
-def load_target(target: str, game_number: int = 1) -> tuple[Board, dict[str, str], str | None]:
-    """A board to analyse (game ``game_number``'s record, or one position), the PDN tags, and the result.
-
-    Raises :class:`click.BadParameter` when ``target`` is neither a readable PDN
-    file nor a FEN or Hub position.
-    """
-    if os.path.isfile(target):
-        try:
-            with open(target, encoding="utf-8", errors="replace") as handle:
-                game = read_game(handle.read(), game_number)
-        except (OSError, PdnError) as error:
-            raise click.BadParameter(f"{target}: {error}", param_hint="TARGET") from None
-        return game.board, dict(game.headers), game.result
-    try:
-        return Board(Position.parse(target)), {}, None
-    except PositionError as error:
-        raise click.BadParameter(f"{target!r} is not a PDN file, FEN or Hub position ({error})",
-                                 param_hint="TARGET") from None
+def position_json(item: Analysed) -> dict[str, object]:
+    """One analysed position as JSON (``outcome`` set, and no lines, where the game is over)."""
+    position = item.position
+    played = Board(position).pdn(item.played) if item.played is not None else None
+    outcome = None
+    if item.outcome is not None:
+        winner = item.outcome.winner
+        outcome = {"termination": item.outcome.termination.value,
+                   "winner": None if winner is None else "white" if winner else "black"}
+    return {"ply": item.ply, "fen": position.fen(), "hub": position.hub(),
+            "to_move": "white" if position.white_to_move else "black", "played": played,
+            "lines": [line_json(position, line) for line in item.lines], "outcome": outcome}
 
 
-def _row(ply: str, played: str, position: Position, line: Line | None) -> str:
+def table_row(label: str, played: str, item: Analysed, line: Line | None) -> str:
+    """A row of the table: scores from White's view, a proven result spelled out."""
+    position = item.position
     if line is None:
-        mover = "White" if position.white_to_move else "Black"
-        return f"{ply:>5}  {played:<12} {'':>7} {'':>5}  (no legal moves: {mover} loses)"
-    white = line.score if position.white_to_move else -line.score
+        ending = ending_text(item.outcome, position.white_to_move) if item.outcome else "no line"
+        return f"{label:>5}  {played:<12} {'':>7} {'':>5}  ({ending})"
+    white = for_white(line.score, position.white_to_move)
     pv = pdn_line(position, line.pv)
-    note = win_note(line.score)
-    return (f"{ply:>5}  {played:<12} {score_men(white):>7} {line.depth:>5}  {pv[0] if pv else '-':<12} "
+    note = proven_note(white, "White", "Black")
+    return (f"{label:>5}  {played:<12} {men(white):>7} {line.depth:>5}  {pv[0] if pv else '-':<12} "
             f"{' '.join(pv)}{'  (' + note + ')' if note else ''}")
 
 
-def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_mb: int,
-                 game_number: int = 1) -> None:
-    game, headers, result = load_target(target, game_number)
-    session = Session(hash_mb=hash_mb)
-    session.configure(multipv=multipv)
-    is_game = result is not None
-    plies = range(len(game.moves) + 1)  # every position before a move, and the last one
-    board = Board(game.start)  # replayed move by move, so the search sees the game's history
-    reports: list[dict[str, object]] = []
-    if not as_json:
-        click.echo(f"{'ply':>5}  {'played':<12} {'white':>7} {'depth':>5}  {'best':<12} pv")
-    for ply in plies:
-        position = board.position
-        lines = analyse(session, board, limits) if position.count_moves() else []
-        played = ""
-        if ply < len(game.moves):
-            played = board.pdn(game.moves[ply])
-        label = move_label(ply, game.start.white_to_move)
-        if as_json:
-            reports.append({"ply": ply, "fen": position.fen(), "hub": position.hub(),
-                            "to_move": "white" if position.white_to_move else "black",
-                            "played": played or None, "lines": [line_json(position, line) for line in lines]})
-            if sys.stderr.isatty():
-                click.echo(f"\ranalysed {ply + 1}/{len(plies)}", nl=False, err=True)
-        else:
-            click.echo(_row(label, played, position, lines[0] if lines else None))
-            for line in lines[1:]:
-                click.echo(_row("", f"  #{line.multipv}", position, line))
-        if ply < len(game.moves):
-            board.push(game.moves[ply])
-    if as_json:
-        if sys.stderr.isatty():
+@dataclass(frozen=True)
+class Assessment:
+    """A move of a game judged against the engine's best move in the position before it.
+
+    ``loss`` is what the move gave away, in hundredths of a man from the mover's
+    view (0 or less when it was as good as the best); ``nag`` is 4 (``??``) from
+    the blunder threshold on, 2 (``?``) from the mistake threshold, else ``None``.
+    """
+
+    ply: int
+    loss: int
+    nag: int | None
+    best: Line | None  # the engine's line from the position before, when the move played was not its first
+
+
+def assess(analysed: list[Analysed], mistake: int, blunder: int) -> list[Assessment]:
+    """Every move of a game whose position before and after were analysed (thresholds in hundredths)."""
+    out = []
+    for before, after in zip(analysed, analysed[1:]):
+        if before.played is None or not before.lines:
+            continue
+        best = before.lines[0]
+        if best.pv[:1] == [before.played]:
+            out.append(Assessment(before.ply, 0, None, None))
+            continue
+        loss = before.score + after.score  # the mover's best, less the mover's score after the move
+        nag = 4 if loss >= blunder else 2 if loss >= mistake else None
+        out.append(Assessment(before.ply, loss, nag, best if loss > 0 else None))
+    return out
+
+
+def score_comment(item: Analysed) -> str:
+    """The PDN comment for the position ``item`` (White's view): ``+0.35/12``, the proven
+    result spelled out after the number, or how the game ended."""
+    if not item.lines:
+        return ending_text(item.outcome, item.position.white_to_move) if item.outcome else ""
+    white = for_white(item.score, item.position.white_to_move)
+    note = proven_note(white, "White", "Black")
+    return f"{men(white)}/{item.depth}" + (f" {note}" if note else "")
+
+
+def annotated_game(subject: Subject, analysed: list[Analysed], mistake: int, blunder: int,
+                   annotator: str) -> str:
+    """The PDN text of ``subject`` with each analysed move annotated (see the module's docstring)."""
+    notes: list[MoveNote | None] = [None] * len(subject.board.moves)
+    for judged in assess(analysed, mistake, blunder):
+        before, after = analysed[judged.ply], analysed[judged.ply + 1]
+        best = judged.best
+        notes[judged.ply] = MoveNote(
+            nags=(judged.nag,) if judged.nag else (), comment=score_comment(after),
+            variation=tuple(best.pv) if best else (),
+            variation_comment=f"{men(for_white(best.score, before.position.white_to_move))}/{best.depth}"
+            if best else "")
+    headers = {**subject.headers, "Annotator": annotator}
+    return write_game(subject.board, headers, subject.result, notes)
+
+
+def plot_game(subject: Subject, analysed: list[Analysed], mistake: int, blunder: int, path: str) -> None:
+    """Save a picture of the evaluation (White's view, in men, clipped at :data:`PLOT_CLIP`) after
+    each ply of ``subject``, the mistakes and blunders marked with their moves."""
+    plies = [item.ply for item in analysed]
+    values = [max(-PLOT_CLIP, min(PLOT_CLIP, for_white(item.score, item.position.white_to_move) / 100))
+              for item in analysed]
+    white_first = subject.board.start.white_to_move
+    with saved_figure(path, 10.0, 4.5) as (figure, axes):
+        axes.axhline(0.0, color="grey", linewidth=0.8)
+        axes.fill_between(plies, values, 0.0, alpha=0.2)
+        axes.plot(plies, values, color="black", linewidth=1.2, label="evaluation (White's view)")
+        for nag, colour, label in ((2, "orange", "mistake (?)"), (4, "red", "blunder (??)")):
+            marked = [judged for judged in assess(analysed, mistake, blunder) if judged.nag == nag]
+            if not marked:
+                continue
+            xs = [judged.ply + 1 for judged in marked]
+            ys = [values[judged.ply + 1] for judged in marked]
+            axes.scatter(xs, ys, color=colour, zorder=3, label=label)
+            for judged, x, y in zip(marked, xs, ys):
+                move = subject.board.moves[judged.ply]
+                text = (move_label(judged.ply, white_first)
+                        + Board(analysed[judged.ply].position).pdn(move) + ("??" if nag == 4 else "?"))
+                axes.annotate(text, (x, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
+        axes.set_xlim(0, max(1, len(subject.board.moves)))
+        axes.set_ylim(-PLOT_CLIP * 1.1, PLOT_CLIP * 1.1)
+        axes.set_xlabel("ply")
+        axes.set_ylabel(f"men (clipped at ±{PLOT_CLIP:g})")
+        axes.set_title(subject.title or "evaluation")
+        axes.legend(loc="best", fontsize=8)
+
+
+def plot_path_for(path: str, subject: Subject, several: bool) -> str:
+    """The picture file of ``subject``: ``path`` itself, or ``name-N.ext`` when there are several."""
+    if not several:
+        return path
+    stem, extension = os.path.splitext(path)
+    return f"{stem}-{subject.number}{extension}"
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+
+@dataclass
+class AnalysisSettings:
+    """How ``pedina analyze`` was asked to work and what to write."""
+
+    limits: Limits
+    multipv: int
+    hash_mb: int
+    table: bool
+    json_document: bool
+    jsonl: bool
+    annotate: str | None
+    plot: str | None
+    mistake: int
+    blunder: int
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`KeyboardInterrupt` in the main thread, as Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _emit(stream: TextIO, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings) -> bool:
+    """Analyse ``subjects`` (of ``kind``, see :func:`load_subjects`) and write every output asked
+    for; ``False`` when interrupted (the outputs then hold what was finished)."""
+    out = sys.stdout
+    session = Session(hash_mb=settings.hash_mb)
+    session.configure(multipv=settings.multipv)
+    annotated: IO[str] | None = None
+    if settings.annotate is not None:
+        try:
+            annotated = open(settings.annotate, "w", encoding="utf-8")
+        except OSError as error:
+            raise click.BadParameter(f"cannot write {settings.annotate}: {error.strerror or error}",
+                                     param_hint="--annotate") from None
+    annotator = (f"Pedina {__version__}, "
+                 + (f"depth {settings.limits.depth}" if settings.limits.depth else
+                    f"{settings.limits.move_time:g} s a position")
+                 + "; scores in men from White's view")
+    done: list[tuple[Subject, list[Analysed]]] = []
+    total = sum(len(subject.board.moves) + 1 for subject in subjects)
+    progress = not settings.table and sys.stderr.isatty()
+    count = 0
+    interrupted = False
+    if settings.table:
+        _emit(out, f"{'ply':>5}  {'played':<12} {'white':>7} {'depth':>5}  {'best':<12} pv")
+    try:
+        with _sigterm_as_interrupt():
+            for subject in subjects:
+                analysed: list[Analysed] = []
+                done.append((subject, analysed))
+                if settings.table and subject.title and len(subjects) > 1:
+                    _emit(out, subject.title)
+                if settings.jsonl and subject.result is not None:
+                    _emit(out, json.dumps({"game": subject.number, "headers": subject.headers,
+                                           "result": subject.result}))
+                board = Board(subject.board.start)  # replayed, so the search sees the game's history
+                moves = subject.board.moves
+                for ply in range(len(moves) + 1):
+                    outcome = board.outcome()
+                    lines = analyse(session, board, settings.limits) if outcome is None else []
+                    played = moves[ply] if ply < len(moves) else None
+                    item = Analysed(ply, board.position, played, lines, outcome)
+                    analysed.append(item)
+                    if settings.table:
+                        label = move_label(ply, subject.board.start.white_to_move)
+                        played_text = board.pdn(played) if played is not None else ""
+                        _emit(out, table_row(label, played_text, item, lines[0] if lines else None))
+                        for line in lines[1:]:
+                            _emit(out, table_row("", f"  #{line.multipv}", item, line))
+                    if settings.jsonl:
+                        _emit(out, json.dumps({**_place(subject), **position_json(item)}))
+                    count += 1
+                    if progress:
+                        click.echo(f"\ranalysed {count}/{total}", nl=False, err=True)
+                    if played is not None:
+                        board.push(played)
+                _finish_subject(subject, analysed, settings, annotated, annotator, len(subjects) > 1, out)
+    except KeyboardInterrupt:
+        interrupted = True
+        session.stop()
+        if done:
+            subject, analysed = done[-1]
+            if len(analysed) < len(subject.board.moves) + 1:
+                _finish_subject(subject, analysed, settings, annotated, annotator, len(subjects) > 1, out)
+    finally:
+        if progress:
             click.echo(err=True)
-        document: dict[str, object] = {"limits": {"depth": limits.depth, "time": limits.move_time},
-                                       "multipv": multipv}
-        if is_game:
-            document.update({"headers": headers, "result": result, "positions": reports})
-        else:
-            document.update(reports[0])
-        click.echo(json.dumps(document, indent=2))
-    elif is_game:
-        click.echo(f"result {result}")
+        if annotated is not None:
+            annotated.close()
+    if settings.json_document:
+        _emit(out, json.dumps(_document(kind, done, settings, interrupted), indent=2))
+    return not interrupted
+
+
+def _finish_subject(subject: Subject, analysed: list[Analysed], settings: AnalysisSettings, annotated: IO[str] | None,
+                    annotator: str, several: bool, out: TextIO) -> None:
+    """What is written once a subject is analysed (or interrupted): the table's result line, the
+    annotated game, the picture."""
+    if settings.table and subject.result is not None and len(analysed) == len(subject.board.moves) + 1:
+        _emit(out, f"result {subject.result}")
+    if annotated is not None and subject.result is not None:
+        annotated.write(("\n" if annotated.tell() else "")
+                        + annotated_game(subject, analysed, settings.mistake, settings.blunder, annotator))
+        annotated.flush()
+    if settings.plot is not None and subject.result is not None and len(analysed) > 1:
+        plot_game(subject, analysed, settings.mistake, settings.blunder,
+                  plot_path_for(settings.plot, subject, several))
+
+
+def _document(kind: str, done: list[tuple[Subject, list[Analysed]]], settings: AnalysisSettings,
+              interrupted: bool) -> dict[str, object]:
+    """The ``--json`` document of what was analysed."""
+    document: dict[str, object] = {"limits": {"depth": settings.limits.depth, "time": settings.limits.move_time},
+                                   "multipv": settings.multipv, "interrupted": interrupted}
+
+    if kind == "position":
+        if done and done[0][1]:
+            document.update(position_json(done[0][1][0]))
+    elif kind == "positions":
+        document["positions"] = [{**_place(subject), **position_json(analysed[0])}
+                                 for subject, analysed in done if analysed]
+    else:
+        document["games"] = [{**_place(subject), "headers": subject.headers, "result": subject.result,
+                              "positions": [position_json(item) for item in analysed]}
+                             for subject, analysed in done]
+    return document
+
+
+def _place(subject: Subject) -> dict[str, object]:
+    """Where a subject is in its file, as JSON: ``{"game": 2}``, ``{"position": 3}``, or nothing."""
+    if not subject.number:
+        return {}
+    return {"game" if subject.result is not None else "position": subject.number}
 
 
 @click.command()
@@ -173,22 +511,51 @@ def run_analysis(target: str, limits: Limits, multipv: int, as_json: bool, hash_
               help="Seconds per position (default 1 when no depth is given).")
 @click.option("--multipv", type=click.IntRange(1, 32), default=1, show_default=True,
               help="How many best lines to show.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option("--game", "game_number", type=click.IntRange(1), default=1, show_default=True,
-              help="Which game of a PDN file to analyse (counted from 1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (at the end) instead of a table.")
+@click.option("--jsonl", "as_jsonl", is_flag=True,
+              help="Print a JSON object a line, each as soon as its position is analysed, instead of a table.")
+@click.option("--game", "game_number", type=click.IntRange(1), default=None,
+              help="Analyse only this game of a PDN file (or position of a file of positions), counted from 1.")
+@click.option("--annotate", "annotate_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the games as PDN with scores, ?/?? marks and better lines.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Save a picture of the evaluation over the game (several games: FILE-N.png). "
+                   "Needs matplotlib.")
+@click.option("--mistake", type=click.FloatRange(0.01, 100), default=0.5, show_default=True,
+              help="Men a move must lose against the best one to be marked ? ($2) by --annotate and --plot.")
+@click.option("--blunder", type=click.FloatRange(0.01, 100), default=1.0, show_default=True,
+              help="Men a move must lose against the best one to be marked ?? ($4).")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=32, show_default=True,
               help="Hash table size in MB.")
-def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool,
-            game_number: int, hash_mb: int) -> None:
-    """Evaluate TARGET: a FEN or Hub position, or every move of a game of a PDN file.
+def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool, as_jsonl: bool,
+            game_number: int | None, annotate_path: str | None, plot_path: str | None, mistake: float,
+            blunder: float, hash_mb: int) -> None:
+    """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
+    (every move; - reads standard input).
 
     \b
     Examples:
       pedina analyze "W:W21-32:B1-12" --depth 8 --multipv 3
       pedina analyze game.pdn --time 0.5 --json
-      pedina analyze match.pdn --game 17 --depth 6
+      pedina analyze match.pdn --game 17 --depth 8 --annotate g17.pdn --plot g17.png
+      pedina analyze games.pdn --depth 6 --jsonl > analysis.jsonl
     """
     if depth is not None and move_time is not None:
         raise click.UsageError("give --depth or --time, not both")
-    limits = Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
-    run_analysis(target, limits, multipv, as_json, hash_mb, game_number)
+    if as_json and as_jsonl:
+        raise click.UsageError("give --json or --jsonl, not both")
+    if blunder < mistake:
+        raise click.BadParameter(f"the blunder threshold ({blunder:g}) is below the mistake one ({mistake:g})",
+                                 param_hint="--blunder")
+    if plot_path is not None:
+        check_plot_path(plot_path, "--plot")
+    kind, subjects = load_subjects(target, game_number)
+    if (annotate_path or plot_path) and kind != "games":
+        raise click.UsageError("--annotate and --plot are for the games of a PDN file")
+    limits = (Limits(depth=depth, analysis=True) if depth is not None
+              else Limits(move_time=move_time or 1.0, analysis=True))
+    settings = AnalysisSettings(limits, multipv, hash_mb, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
+                        plot_path, round(mistake * 100), round(blunder * 100))
+    if not run_analysis(kind, subjects, settings):
+        click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
+        sys.exit(130)

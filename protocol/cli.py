@@ -24,6 +24,7 @@ _LAZY_COMMANDS = {
     "gui": "pedina.protocol.gui:gui",
     "match": "pedina.protocol.match:match",
     "play": "pedina.protocol.play:play",
+    "show": "pedina.protocol.show:show",
 }
 
 

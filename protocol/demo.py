@@ -7,9 +7,12 @@ import time
 import click
 
 from pedina.board import Board
+from pedina.pdn import move_label, write_game
 from pedina.session import Session
 from pedina.timeman import Limits
-from pedina.protocol.analyze import move_label, pdn_line
+from pedina.protocol.analyze import pdn_line
+from pedina.protocol.pdnfile import PdnOut
+from pedina.protocol.scores import for_white, men, proven_note
 
 
 @click.command()
@@ -22,8 +25,12 @@ from pedina.protocol.analyze import move_label, pdn_line
               help="Draw the board after each move.")
 @click.option("--pause", type=click.FloatRange(0, 10), default=0.0, show_default=True,
               help="Extra seconds to wait after each move, to watch.")
-def demo(move_time: float, depth: int | None, plies: int, show_board: bool, pause: float) -> None:
+@click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
+              help="Append the game to this PDN file when it ends (or is stopped).")
+def demo(move_time: float, depth: int | None, plies: int, show_board: bool, pause: float,
+         pdn_path: str | None) -> None:
     """Watch Pedina play a short game against itself."""
+    pdnout = PdnOut.open_option(pdn_path)
     board = Board()
     engine = Session(hash_mb=16)
     limits = Limits(depth=depth) if depth is not None else Limits(move_time=move_time)
@@ -31,6 +38,20 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
     click.echo(f"Pedina plays itself, {per_move} a move (at most {plies} plies).")
     if show_board:
         click.echo(board.position.diagram())
+    try:
+        _play(board, engine, limits, plies, show_board, pause)
+    except KeyboardInterrupt:
+        click.echo(f"Interrupted after {len(board.moves)} plies.")
+    finally:
+        if pdnout is not None:
+            pdnout.write(write_game(board, {"Event": "pedina demo", "Date": time.strftime("%Y.%m.%d"),
+                                            "White": "Pedina", "Black": "Pedina"}))
+            pdnout.close()
+            click.echo(f"Game appended to {pdn_path}.")
+
+
+def _play(board: Board, engine: Session, limits: Limits, plies: int, show_board: bool, pause: float) -> None:
+    """The game, move by move, and how it ended."""
     started = time.perf_counter()
     while board.outcome() is None and len(board.moves) < plies:
         position = board.position
@@ -40,12 +61,13 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
         assert move is not None  # the game goes on, so there is a move
         label = move_label(len(board.moves), board.start.white_to_move)
         text = board.pdn(move)
-        if forced or result is None:
-            detail = "forced" if forced else ""
-        else:
-            white = result.score if position.white_to_move else -result.score
+        detail = "forced" if forced else ""
+        if result is not None:
+            white = for_white(result.score, position.white_to_move)
             pv = pdn_line(position, list(result.pv) or [move])
-            detail = f"score {white / 100:+.2f} (White's view)  depth {result.depth:>2}  pv {' '.join(pv)}"
+            note = proven_note(white, "White", "Black")
+            detail = (f"{'forced, ' if forced else ''}score {men(white)} (White's view)"
+                      f"{', ' + note if note else ''}  depth {result.depth:>2}  pv {' '.join(pv)}")
         board.push(move)
         click.echo(f"{label:<6} {text:<10} {detail}")
         if show_board:

@@ -28,13 +28,15 @@ from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import Info, Searcher
+from pedina.search import FORCED_MOVE_DEPTH, Info, Searcher
 from pedina.session import JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
-#: Depth of the short search that scores a forced move before ``go think`` plays it.
-FORCED_MOVE_DEPTH = 4
+#: How far a client's clock (``time``, plus ``inc``) may be below zero and still be
+#: played on (seconds): a clock that ran out by a hair, or pydraughts' ``time`` less
+#: the increment. Further below, the ``level`` line is refused.
+CLOCK_OVERRUN = 1.0
 
 
 def _clean_message(text: str, limit: int = 200) -> str:
@@ -136,7 +138,10 @@ def _level_number(key: str, value: str | None, integer: bool) -> float:
 def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
     """``limits`` with the fields of one ``level`` line set (a new object; raises on bad input).
 
-    A slightly negative ``time`` (a client whose clock ran out) is clamped to 0.
+    ``move-time`` must be positive and ``inc`` not negative. A ``time`` below zero
+    by at most :data:`CLOCK_OVERRUN` after the increment (a client whose clock ran
+    out, or one that sends the time less the increment) is clamped to 0, and the
+    engine still moves; further below, the line is refused.
     """
     new = replace(limits)
     if not args:
@@ -157,15 +162,25 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
             else:
                 new.moves_to_go = number or None  # moves=0: no moves count
         elif key in ("move-time", "time", "inc"):
-            seconds = max(0.0, _level_number(key, value, integer=False))
+            seconds = _level_number(key, value, integer=False)
             if key == "move-time":
+                if seconds <= 0:
+                    raise HubInputError(f"level move-time must be positive, not {value}")
                 new.move_time = seconds
             elif key == "time":
                 new.clock = seconds
             else:
+                if seconds < 0:
+                    raise HubInputError(f"level inc must not be negative, not {value}")
                 new.inc = seconds
         else:
             raise HubInputError(f"unknown level argument {key!r}")
+    if new.clock is not None and new.clock < 0:
+        left = new.clock + new.inc
+        if left < -CLOCK_OVERRUN:
+            raise HubInputError(f"level time={new.clock:g} (inc={new.inc:g}): the clock is {-left:g} s "
+                                f"below zero, more than the {CLOCK_OVERRUN:g} s allowed")
+        new.clock = 0.0
     return new
 
 
@@ -188,16 +203,21 @@ class HubServer:
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._error)
         self._board: Board | None = None
         self._level = Limits()
+        self._endless = False  # the search running (if any) ends only on stop (or a ponder hit)
         self._closed = False  # the output is gone: nothing more to do
 
     # -- input ----------------------------------------------------------------------
 
     def run(self, lines: Iterable[str]) -> None:
-        """Handle lines until ``quit`` or the end of input (a running search is stopped)."""
+        """Handle lines until ``quit`` or the end of input, and return once the last ``go``
+        has its ``done``: at the end of input, a search its level bounds is waited for, an
+        endless one (``infinite``, ``analyze`` without a level, an unhit ponder) is stopped."""
         for line in lines:
             if not self.handle(line) or self._closed:
                 break
-        self._session.stop()  # end of input: exit at once
+        if self._endless or self._closed:
+            self._session.stop()
+        self._session.wait_idle()
 
     def handle(self, line: str) -> bool:
         """Handle one input line; ``False`` when the engine should exit."""
@@ -213,6 +233,7 @@ class HubServer:
             elif command == "stop":
                 self._session.stop()
             elif command == "ponder-hit":
+                self._endless = False
                 self._session.ponder_hit()
             else:
                 # Anything else ends a search first, as in Scan: its done goes out before.
@@ -297,11 +318,12 @@ class HubServer:
         limits, self._level = self._level, Limits()
         if self._board is None:
             raise HubInputError("go before pos: no position set")
-        limits = bounded(limits, analyze=mode == "analyze")
-        limits.ponder = mode == "ponder"
+        limits = bounded(replace(limits, ponder=mode == "ponder", analysis=mode == "analyze"))
         if mode == "think" and len(self._board.legal_moves()) == 1:
-            # Nothing to choose: the move goes out at once, after a short search for its score.
+            # Nothing to choose: the move goes out at once, after a short search for its score
+            # (whatever the level: an infinite think too).
             limits = Limits(depth=FORCED_MOVE_DEPTH)
+        self._endless = limits.infinite or limits.ponder
         with_multipv = int(self._values["multipv"]) > 1
         self._session.go(self._board, limits, lambda info: self._send(format_info(info, with_multipv)),
                          self._on_answer)
@@ -339,14 +361,13 @@ class HubServer:
             self._log.flush()
 
 
-def serve_stdio(hash_mb: int = 64, log_path: str | None = None) -> None:
+def serve_stdio(hash_mb: int = 64, log: TextIO | None = None) -> None:
     """Run a Hub session on this process's stdin and stdout, then end the process at once.
 
     stderr is silenced at the file-descriptor level (clients such as pydraughts merge
-    it into the protocol stream); the optional log gets both directions and anything
-    that would have gone to stderr.
+    it into the protocol stream); the optional open ``log`` gets both directions and
+    anything that would have gone to stderr.
     """
-    log = open(log_path, "a", encoding="utf-8") if log_path else None
     null_fd = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null_fd, 2)
     sys.stderr = log if log is not None else io.TextIOWrapper(io.FileIO(null_fd, "w", closefd=False))

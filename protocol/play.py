@@ -3,20 +3,25 @@
 The board is drawn with its coordinates (a-h, 1-8) and the square numbers;
 moves are typed as PDN text (``23-19``, ``22x13``), Hub text or a full path.
 Commands: ``help``, ``undo`` (or ``takeback``), ``hint``, ``moves``, ``flip``,
-``new``, ``quit``.
+``switch``, ``save FILE``, ``new``, ``quit``. With ``--pdnout FILE`` every game is
+appended to FILE when it ends, or when it is left unfinished (``new``, ``quit``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import click
 
 from pedina.board import Board
 from pedina.move import Move, MoveError
+from pedina.pdn import write_game
 from pedina.position import Position, PositionError
 from pedina.session import Session
 from pedina.timeman import Limits
+from pedina.protocol.pdnfile import PdnOut
+from pedina.protocol.scores import men, proven_note
 
 HELP = """\
 Type a move as 23-19 (step) or 22x13 (capture; add landing squares, 22x13x6, when two
@@ -25,6 +30,8 @@ captures share start and end). Commands:
   hint            ask the engine for a move
   undo, takeback  take back your last move (and the engine's answer)
   flip            turn the board round
+  switch          change sides: the engine takes over your side
+  save FILE       write the game so far to FILE (PDN)
   new             start a new game (same colours)
   help            this text
   quit            leave"""
@@ -34,22 +41,31 @@ def side_name(white: bool) -> str:
     return "White" if white else "Black"
 
 
-def score_text(score: int) -> str:
-    """A score in men with a sign, e.g. ``+0.25``."""
-    return f"{score / 100:+.2f}"
+def game_tags(human_white: bool) -> dict[str, str]:
+    """The PDN tags of a game in the terminal."""
+    return {"Event": "pedina play", "Date": time.strftime("%Y.%m.%d"),
+            "White": "You" if human_white else "Pedina", "Black": "Pedina" if human_white else "You"}
 
 
 class TerminalGame:
-    """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints."""
+    """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints.
+
+    ``skill`` (0-20) weakens the engine (see :class:`~pedina.search.Searcher`); ``pdnout``
+    receives every game that was played (see the module's docstring).
+    """
 
     def __init__(self, human_white: bool, limits: Callable[[], Limits], *, start: Position | None = None,
-                 hash_mb: int = 16, ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
+                 hash_mb: int = 16, skill: int = 20, pdnout: PdnOut | None = None,
+                 ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
         self.limits = limits
         self.engine = Session(hash_mb=hash_mb)
+        self.engine.configure(skill=skill)
         self.start = start or Position.start()
         self.board = Board(self.start)
         self.flipped = not human_white
+        self.pdnout = pdnout
+        self._recorded: list[Move] = []  # the moves of the game as last appended to pdnout
         self.ask = ask
         self.say = say
 
@@ -64,6 +80,7 @@ class TerminalGame:
             prompt = "Game over (new, undo or quit)> " if outcome else f"Your move ({side_name(self.human_white)})> "
             line = self.ask(prompt)
             if line is None or not self.handle(line.strip()):
+                self.record()
                 self.say("Bye.")
                 return
 
@@ -85,7 +102,15 @@ class TerminalGame:
         elif word == "flip":
             self.flipped = not self.flipped
             self.show()
+        elif word in ("switch", "swap"):
+            self.human_white = not self.human_white
+            self.flipped = not self.flipped
+            self.say(f"You now play {side_name(self.human_white)}.")
+            self.show()
+        elif word == "save" or word.startswith("save "):
+            self.save(line[4:].strip())
         elif word == "new":
+            self.record()
             self.board = Board(self.start)
             self.engine.new_game()
             self.say("New game.")
@@ -113,8 +138,32 @@ class TerminalGame:
         answer = self.engine.think(self.board, self.limits())
         assert answer.move is not None  # the game goes on, so there is a move
         result = answer.result
-        detail = f"   (score {score_text(result.score)} for Pedina, depth {result.depth})" if result else ""
+        detail = ""
+        if result is not None:
+            note = proven_note(result.score, "Pedina", "you")
+            detail = f"   (score {men(result.score)} for Pedina{', ' + note if note else ''}, depth {result.depth})"
         self.play(answer.move, "Pedina plays", detail)
+
+    def save(self, path: str) -> None:
+        """``save FILE``: the game so far, written to FILE (replacing it)."""
+        if not path:
+            self.say("Say where: save FILE")
+            return
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(write_game(self.board, game_tags(self.human_white)))
+        except OSError as error:
+            self.say(f"Cannot save to {path}: {error.strerror or error}.")
+            return
+        self.say(f"Game saved to {path}.")
+
+    def record(self) -> None:
+        """Append the game to ``pdnout`` unless it has no moves or is there already as it stands."""
+        if self.pdnout is None or not self.board.moves or self.board.moves == self._recorded:
+            return
+        self.pdnout.write(write_game(self.board, game_tags(self.human_white)))
+        self._recorded = list(self.board.moves)
+        self.say(f"Game appended to {self.pdnout.path}.")
 
     def hint(self) -> None:
         if self.board.outcome() is not None:
@@ -124,7 +173,10 @@ class TerminalGame:
         if answer.move is None:
             self.say("No hint available.")
             return
-        score = f"   (score {score_text(answer.result.score)} for you)" if answer.result else ""
+        score = ""
+        if answer.result is not None:
+            note = proven_note(answer.result.score, "you", "Pedina")
+            score = f"   (score {men(answer.result.score)} for you{', ' + note if note else ''})"
         self.say(f"Hint: {self.board.pdn(answer.move)}{score}")
 
     def take_back(self) -> None:
@@ -142,6 +194,7 @@ class TerminalGame:
         outcome = self.board.outcome()
         if outcome is None:
             return
+        self.record()
         if outcome.winner is None:
             why = str(outcome.termination)
             self.say(f"Game over: draw by {why}. Result {outcome.result()}.")
@@ -171,9 +224,14 @@ def _read(prompt: str) -> str | None:
               help="Engine seconds per move (default 1).")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Engine search depth instead of a time.")
 @click.option("--position", "start", default=None, help="Start from this FEN or Hub position.")
+@click.option("--skill", type=click.IntRange(0, 20), default=20, show_default=True,
+              help="Engine strength: 20 is full strength, lower plays weaker (see the README).")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=16, show_default=True,
               help="Hash table size in MB.")
-def play(colour: str, move_time: float | None, depth: int | None, start: str | None, hash_mb: int) -> None:
+@click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
+              help="Append every game to this PDN file when it ends or is left.")
+def play(colour: str, move_time: float | None, depth: int | None, start: str | None, skill: int, hash_mb: int,
+         pdn_path: str | None) -> None:
     """Play a game against Pedina in the terminal."""
     if move_time is not None and depth is not None:
         raise click.UsageError("give --time or --depth, not both")
@@ -185,4 +243,10 @@ def play(colour: str, move_time: float | None, depth: int | None, start: str | N
     def limits() -> Limits:
         return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
 
-    TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, ask=_read, say=click.echo).run()
+    pdnout = PdnOut.open_option(pdn_path)
+    try:
+        TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, skill=skill, pdnout=pdnout,
+                     ask=_read, say=click.echo).run()
+    finally:
+        if pdnout is not None:
+            pdnout.close()

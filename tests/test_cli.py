@@ -14,7 +14,7 @@ import click
 from click.testing import CliRunner
 
 from pedina import START_FEN, Board, Position, format_pdn
-from pedina.pdn import write_game
+from pedina.pdn import read_game, read_games, write_game
 from pedina.protocol.cli import main
 
 PEDINA = shutil.which("pedina")
@@ -92,9 +92,9 @@ def test_analyze_every_move_of_a_pdn_game(tmp_path: Path) -> None:
     pdn.write_text(write_game(board, {"White": "A", "Black": "B"}, "*"), encoding="utf-8")
     result = run("analyze", str(pdn), "--depth", "2", "--json")
     assert result.returncode == 0, result.stderr
-    document = json.loads(result.stdout)
-    assert document["headers"]["White"] == "A" and document["result"] == "*"
-    positions = document["positions"]
+    (game,) = json.loads(result.stdout)["games"]
+    assert game["game"] == 1 and game["headers"]["White"] == "A" and game["result"] == "*"
+    positions = game["positions"]
     assert [p["played"] for p in positions] == ["23-19", "10-14", "19x10", "5x14", None]
     for ply, report in enumerate(positions):
         assert report["fen"] == board.positions[ply].fen()
@@ -119,24 +119,31 @@ def test_analyze_picks_a_game_of_a_multi_game_pdn_file(tmp_path: Path) -> None:
     pdn.write_text("\n".join(games), encoding="utf-8")
     result = run("analyze", str(pdn), "--game", "2", "--depth", "1", "--json")
     assert result.returncode == 0, result.stderr
-    document = json.loads(result.stdout)
-    assert document["headers"]["Event"] == "game of 3 plies"
-    assert [p["played"] for p in document["positions"]] == ["22-18", "12-16", "21-17", None]
+    (game,) = json.loads(result.stdout)["games"]
+    assert game["game"] == 2 and game["headers"]["Event"] == "game of 3 plies"
+    assert [p["played"] for p in game["positions"]] == ["22-18", "12-16", "21-17", None]
+    both = json.loads(run("analyze", str(pdn), "--depth", "1", "--json").stdout)["games"]
+    assert [(g["game"], len(g["positions"])) for g in both] == [(1, 3), (2, 4)]  # game by game
     missing = run("analyze", str(pdn), "--game", "3", "--depth", "1")
-    assert missing.returncode != 0 and "there is no game 3: the PDN text has 2 games" in missing.stderr
-    assert "Traceback" not in missing.stderr
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert missing.stderr == f"Error: Invalid value for --game: there is no game 3: {pdn} has 2 games\n"
 
 
 def test_analyze_reports_a_position_without_moves() -> None:
     lost = Position.from_squares(white_men=[21], white_to_move=False)
     result = run("analyze", lost.fen(), "--json", "--depth", "1")
     assert result.returncode == 0
-    assert json.loads(result.stdout)["lines"] == []
-    assert "no legal moves: Black loses" in run("analyze", lost.fen(), "--depth", "1").stdout
+    document = json.loads(result.stdout)
+    assert document["lines"] == [] and document["outcome"] == {"termination": "normal", "winner": "white"}
+    assert "(White wins: Black cannot move)" in run("analyze", lost.fen(), "--depth", "1").stdout
 
 
 @pytest.mark.parametrize("args, words", [
-    (["analyze", "nonsense"], "not a PDN file, FEN or Hub position"),
+    (["analyze", "nonsense"], "'nonsense' is neither a FEN (such as 'W:W21-32:B1-12') nor a 33-character Hub"),
+    (["analyze", "nosuch.pdn"], "Invalid value for TARGET: nosuch.pdn: no such file"),
+    (["analyze", "games/nosuch"], "games/nosuch: no such file"),
+    (["perft", "-d", "1", "junk"], "'junk' is neither a FEN"),
+    (["play", "--position", "junk"], "Invalid value for --position: 'junk' is neither a FEN"),
     (["analyze", "W" + "e" * 50], "33 characters"),
     (["analyze", START_FEN, "--depth", "2", "--time", "1"], "not both"),
     (["analyze", START_FEN, "--multipv", "0"], "--multipv"),
@@ -236,6 +243,40 @@ def test_play_as_black_engine_moves_first_and_game_end_is_shown() -> None:
     assert "Ply 0, White to move." in player.say("undo")
     player.child.sendline("quit")
     player.child.expect(pexpect.EOF)
+
+
+def test_play_saves_switches_sides_and_records_its_games(tmp_path: Path) -> None:
+    saved, record = tmp_path / "saved.pdn", tmp_path / "games.pdn"
+    player = Player("--depth", "1", "--skill", "0", "--pdnout", str(record))
+    player.prompt()
+    board = Board()
+    board.push_text("23-19")
+    board.push_text(engine_move(player.say("23-19")))
+    assert "Game saved to" in player.say(f"save {saved}")
+    assert read_game(saved.read_text()).board.moves == board.moves
+    switched = player.say("switch")  # the engine takes White and moves at once
+    assert "You now play Black." in switched
+    board.push_text(engine_move(switched))
+    assert "Ply 3, Black to move." in switched
+    assert "Cannot save to /no/such/folder/x.pdn" in player.say("save /no/such/folder/x.pdn")
+    player.child.sendline("quit")
+    player.child.expect("Bye.")
+    player.child.expect(pexpect.EOF)
+    (game,) = read_games(record.read_text())
+    assert game.board.moves == board.moves and game.headers["White"] == "Pedina" and game.result == "*"
+
+
+def test_demo_saves_its_game(tmp_path: Path) -> None:
+    record = tmp_path / "demo.pdn"
+    result = run("demo", "--plies", "6", "--depth", "2", "--no-board", "--pdnout", str(record))
+    assert result.returncode == 0, result.stderr
+    moves = [line.split()[1] for line in result.stdout.splitlines() if re.match(r"\d+\.(\.\.)?\s", line)]
+    (game,) = read_games(record.read_text())
+    assert len(game.board.moves) == len(moves) == 6
+    replayed = Board()
+    for text in moves:
+        replayed.push_text(text)
+    assert game.board.moves == replayed.moves and game.headers["Event"] == "pedina demo"
 
 
 def test_demo_plays_and_reports_the_result() -> None:

@@ -33,6 +33,7 @@ from draughts.engine import DXPEngine
 
 from pedina import Board, Position
 from pedina.move import Move
+from pedina.pdn import read_games
 from pedina.search import Info, Result, Searcher
 from pedina.session import JOIN_TIMEOUT
 from pedina.timeman import GRACE, Limits, time_budget
@@ -503,6 +504,34 @@ def test_engine_claims_the_win_when_the_opponent_plays_on(server: Server) -> Non
         client.send("E30")
     finally:
         client.close()
+
+
+def test_pdnout_records_every_game_as_it_ends(tmp_path: Path) -> None:
+    record = tmp_path / "dxp.pdn"
+    running = start_server(tmp_path / "dxp.log", "--move-time", "0.02", "--pdnout", str(record))
+    try:
+        client = RawClient(running.port)
+        client.send(gamereq(False, position=Position.from_fen("W:WK2:B1")))
+        assert client.expect("A") == GameAccept("Pedina", 0)
+        client.send("M0000020500")             # Black (the engine) is blocked: it loses
+        assert client.expect("E") == GameEnd(1, 0)
+        client.send("E10")
+        board = Board()
+        client.send(gamereq(True))
+        assert client.expect("A") == GameAccept("Pedina", 0)
+        engine_move(client, board)
+        client.send("E10")                     # the opponent resigns
+        assert client.expect("E") == GameEnd(0, 0)
+        client.close()
+        time.sleep(0.3)
+    finally:
+        status, _, err = running.stop()
+    assert status == 0 and err == ""
+    first, second = read_games(record.read_text(encoding="utf-8"))
+    assert (first.result, first.headers["White"], first.headers["Black"]) == ("1-0", "raw test", "Pedina")
+    assert [m.hub() for m in first.board.moves] == ["2-5"] and first.board.start == Position.from_fen("W:WK2:B1")
+    assert (second.result, second.headers["White"], second.board.moves) == ("1-0", "Pedina", board.moves)
+    assert "resigns" in second.headers["Termination"]
 
 
 def test_draw_by_repetition_ends_with_gameend(server: Server) -> None:

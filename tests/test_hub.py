@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 
@@ -59,6 +60,15 @@ def test_info_is_formatted_like_scan() -> None:
     assert "score=-99.95" in format_info(Info(5, 5.0, -(WIN - 5), 10, 1.0, []), False)
 
 
+def test_a_known_ending_is_not_sent_as_a_win() -> None:
+    """An estimate stays below 90.00, the range Hub clients (pydraughts: above 9000) read as a win."""
+    output = io.StringIO()
+    HubServer(output).run([f"pos pos={Position.from_fen('W:WK29,K32:BK4').hub()}", "level depth=6", "go think"])
+    infos = [dict(parse_line(line)[1]) for line in output.getvalue().splitlines() if line.startswith("info ")]
+    assert [info["depth"] for info in infos] == ["1", "2", "3", "4", "5", "6"]
+    assert all(40 < float(info["score"] or "") < 90 for info in infos), infos
+
+
 def test_level_fields_combine_validate_and_clamp() -> None:
     limits = apply_level(Limits(), parse_line("level moves=20 time=59.5 inc=1")[1])
     assert (limits.moves_to_go, limits.clock, limits.inc) == (20, 59.5, 1.0)
@@ -70,6 +80,26 @@ def test_level_fields_combine_validate_and_clamp() -> None:
                 "level speed=3", "level infinite=yes", "level depth"):
         with pytest.raises(HubInputError):
             apply_level(Limits(), parse_line(bad)[1])
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("level move-time=-1", "move-time must be positive"), ("level move-time=0", "move-time must be positive"),
+    ("level time=-5", "5 s below zero"), ("level inc=-2", "inc must not be negative"),
+    ("level time=-3 inc=1", "2 s below zero"),
+])
+def test_level_refuses_times_that_cannot_be_played(bad: str, words: str) -> None:
+    with pytest.raises(HubInputError, match=words):
+        apply_level(Limits(), parse_line(bad)[1])
+    # and over the protocol: one error line, and the next go still searches (the default move time)
+    out = session([f"pos pos={START_HUB}", bad, "go think"])
+    assert [line.split()[0] for line in out] == ["error", "info", "done"] and words in out[0]
+    assert RecordingSearcher.calls[0][1].move_time == 1.0
+
+
+def test_a_clock_slightly_below_zero_is_played_on() -> None:
+    # pydraughts sends the time less the increment, which is negative when the clock is below it
+    for line in ("level time=-0.5 inc=1", "level time=-0.9", "level time=-1.5 inc=0.6"):
+        assert apply_level(Limits(), parse_line(line)[1]).clock == 0.0
 
 
 def test_in_process_session_keeps_state_on_errors() -> None:
@@ -431,6 +461,53 @@ def test_end_of_input_exits_at_once_even_while_searching() -> None:
     assert time.perf_counter() - started < 0.5
     engine.child.close()
     assert engine.child.exitstatus == 0
+
+
+def test_end_of_input_during_a_bounded_search_answers_then_exits() -> None:
+    assert PEDINA is not None
+    script = f"hub\ninit\npos pos={START_HUB}\nlevel move-time=0.5\ngo think\n"
+    started = time.perf_counter()
+    result = subprocess.run([PEDINA, "hub"], input=script, capture_output=True, text=True, timeout=30)
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0 and result.stderr == ""
+    done_moves(Board(), result.stdout.splitlines()[-1])
+    assert elapsed > 0.4  # it searched out its move time before answering
+
+
+def test_a_bad_log_path_is_one_error_line_and_a_failed_start() -> None:
+    assert PEDINA is not None
+    for command in ("hub", "dxp"):
+        result = subprocess.run([PEDINA, command, "--log", "/nonexistent/dir/x.log"], capture_output=True,
+                                text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr == "Error: cannot open the log file /nonexistent/dir/x.log: No such file or directory\n"
+
+
+def test_with_a_skill_the_last_info_before_done_is_the_move_played(hub: Hub) -> None:
+    hub.send("set-param name=skill value=2")
+    for seed in range(4):
+        hub.send(f"set-param name=seed value={seed}")
+        hub.send(f"pos pos={START_HUB}")
+        hub.send("level depth=8")
+        hub.send("go think")
+        lines = hub.lines_until("done")
+        infos = [dict(parse_line(line)[1]) for line in lines if line.startswith("info ")]
+        # one line an iteration (skill 2 searches 2 plies), then the line of the move drawn
+        assert [info["depth"] for info in infos] == ["1", "2", "2"]
+        move, _ = done_moves(Board(), lines[-1])
+        assert (infos[-1]["pv"] or "").split()[0] == move
+
+
+def test_go_analyze_with_a_skill_searches_until_stop(hub: Hub) -> None:
+    hub.send("set-param name=skill value=2")
+    hub.send(f"pos pos={START_HUB}")
+    hub.send("go analyze")
+    time.sleep(0.5)
+    hub.send("stop")
+    lines = hub.lines_until("done")
+    depths = [int(dict(parse_line(line)[1])["depth"] or "0") for line in lines if line.startswith("info ")]
+    assert max(depths) > 4  # not stopped at the skill's depth, 2
+    done_moves(Board(), lines[-1])
 
 
 def test_log_file_records_both_directions(tmp_path: pytest.TempPathFactory) -> None:

@@ -10,8 +10,10 @@ from collections.abc import Callable
 import pytest
 
 from pedina import Board, Position
-from pedina.search import WIN, WIN_THRESHOLD, Info, Limits, Result, Searcher
-from pedina.squares import squares_of
+from pedina.evaluate import KNOWN_WIN, NO_MOVES
+from pedina.movegen import generate_captures
+from pedina.search import FORCED_MOVE_DEPTH, MATE_BOUND, MAX_PLY, WIN, Info, Limits, Result, Searcher, proven_plies
+from pedina.squares import BOARD, squares_of
 
 
 def mirrored_fen(fen: str) -> str:
@@ -101,13 +103,27 @@ def test_forced_win_found_as_proven(searcher: Searcher) -> None:
     "B:WK10:BK1,K5,K27",       # three kings v one, Black to move
     "W:WK1,K3,K14:B20",        # kings v a lone man
 ])
-def test_known_wins(searcher: Searcher, fen: str) -> None:
-    assert search(searcher, fen, depth=4).score > WIN_THRESHOLD
+def test_small_endings_won_by_force_are_proven(searcher: Searcher, fen: str) -> None:
+    score = search(searcher, fen, depth=4).score
+    assert score > MATE_BOUND and proven_plies(score) == WIN - score
 
 
 def test_known_losses_and_draws(searcher: Searcher) -> None:
-    assert search(searcher, "B:WK10,K19:BK27", depth=4).score < -WIN_THRESHOLD
+    assert search(searcher, "B:WK10,K19:BK27", depth=4).score < -MATE_BOUND
     assert search(searcher, "W:WK10:BK27", depth=6).score == 0
+
+
+@pytest.mark.parametrize("fen, sign", [("W:WK29,K32:BK4", 1), ("B:WK29,K32:BK4", -1), ("B:WK4:BK29,K25,K32", 1)])
+def test_known_endings_not_yet_won_are_estimates_not_proofs(searcher: Searcher, fen: str, sign: int) -> None:
+    score = search(searcher, fen, depth=4).score
+    # A clear advantage, below the proven range and below what Hub clients read as a win (9000).
+    assert KNOWN_WIN - 400 < sign * score < 9000 and proven_plies(score) is None
+
+
+def test_proven_scores_say_the_plies_to_the_end() -> None:
+    assert proven_plies(WIN - 5) == proven_plies(-(WIN - 5)) == 5
+    assert proven_plies(MATE_BOUND + 1) == WIN - MATE_BOUND - 1 and proven_plies(MATE_BOUND) is None
+    assert proven_plies(KNOWN_WIN + 200) is None and proven_plies(0) is None
 
 
 def test_fixed_depth_is_deterministic() -> None:
@@ -136,7 +152,7 @@ def test_search_uses_game_history_for_repetitions(searcher: Searcher) -> None:
     board = repetition_board()
     searcher.new_game()
     fresh = searcher.search(Board(board.position), Limits(depth=6))
-    assert fresh.score < -WIN_THRESHOLD          # the position itself is lost
+    assert fresh.score < -(KNOWN_WIN - 400)      # the position itself is lost
     searcher.new_game()
     result = searcher.search(board, Limits(depth=6))
     assert result.score == 0 and result.best is not None and result.best.hub() == "25-29"
@@ -210,6 +226,23 @@ def test_single_legal_move_is_played_at_once(searcher: Searcher) -> None:
     assert result.best is not None and result.best.hub() == "22x13x18"
 
 
+FORCED_WIN = "W:W18,25,26,27,28,29,30,31,32:B14,1"  # 18x11 is forced, and wins in 9 plies
+
+
+def test_a_forced_move_on_the_clock_gets_a_true_score_from_a_short_search(searcher: Searcher) -> None:
+    infos: list[Info] = []
+    searcher.new_game()
+    timed = searcher.search(Board(FORCED_WIN), Limits(move_time=5.0), on_info=infos.append)
+    short = search(searcher, FORCED_WIN, depth=FORCED_MOVE_DEPTH)
+    assert (timed.depth, timed.score) == (FORCED_MOVE_DEPTH, short.score) and timed.score > 500
+    assert infos and infos[-1].depth == FORCED_MOVE_DEPTH and infos[-1].score == timed.score
+
+
+def test_analysis_searches_a_forced_move_like_any_position(searcher: Searcher) -> None:
+    result = search(searcher, FORCED_WIN, move_time=0.5, analysis=True)
+    assert result.depth >= 9 and result.score == WIN - 9
+
+
 def test_node_limit(searcher: Searcher) -> None:
     result = search(searcher, "W:W21-32:B1-12", nodes=5000)
     assert result.best is not None and result.nodes <= 5000 + 256
@@ -249,6 +282,60 @@ def test_info_after_each_iteration(searcher: Searcher) -> None:
     assert [info.depth for info in infos] == [1, 2, 3, 4, 5]
     assert all(info.nodes > 0 and info.pv and info.mean_depth > 0 for info in infos)
     assert infos[-1].seldepth >= 5
+
+
+def test_with_a_skill_the_last_info_is_the_move_played() -> None:
+    for seed in range(6):
+        weak = Searcher(hash_mb=8)
+        weak.skill, weak.seed = 2, seed
+        infos: list[Info] = []
+        result = weak.search(Board(), Limits(depth=6), on_info=infos.append)
+        # One line an iteration (multipv 1), then the move drawn.
+        assert [info.depth for info in infos] == [1, 2, 2] and all(info.multipv == 1 for info in infos)
+        last = infos[-1]
+        assert last.pv[:1] == [result.best] and last.score == result.score and last.pv == result.pv
+
+
+def test_an_analysis_is_not_weakened_by_the_skill() -> None:
+    weak = Searcher(hash_mb=8)
+    weak.skill = 0
+    assert weak.search(Board(), Limits(depth=5, analysis=True)).depth == 5
+    assert weak.search(Board(), Limits(depth=5)).depth == 1
+
+
+def test_multipv_and_skill_search_each_root_move_once_an_iteration() -> None:
+    """One exact pass scores every root move, so the tree is the same for any number of lines."""
+    board = Board("W:W20,23,25,26,29,30,31,32:B2,3,4,5,8,12,13,14")
+    moves = len(board.legal_moves())
+    assert moves >= 6
+    nodes = []
+    for multipv, skill in ((2, 20), (moves, 20), (1, 19)):
+        searcher = Searcher(hash_mb=8)
+        searcher.multipv, searcher.skill = multipv, skill
+        nodes.append(searcher.search(board, Limits(depth=6)).nodes)
+    assert nodes[0] == nodes[1] == nodes[2]
+
+
+def test_a_capture_at_the_deepest_ply_is_played_out_not_evaluated() -> None:
+    """The evaluation's precondition (no capture for the mover) holds at the deepest ply too:
+    ``W:W9:B1,5`` has the capture 9x2 and no step, which the evaluation would score as no moves."""
+    p = Position.from_fen("W:W9:B1,5")
+    searcher = Searcher(hash_mb=1)
+    evaluate = searcher.evaluator.evaluate
+    calls = []
+
+    def checked(us: int, them: int, kings: int, white: bool) -> int:
+        assert not generate_captures(us, them, kings, white, BOARD ^ us ^ them), "evaluated with a capture"
+        calls.append(us)
+        return evaluate(us, them, kings, white)
+
+    searcher._evaluate = checked
+    assert evaluate(p.white, p.black, p.kings, True) == NO_MOVES  # why the precondition matters
+    searcher._begin_iteration([])
+    for value in (searcher._pvs(p.white, p.black, p.kings, True, 3, -WIN, WIN, MAX_PLY, 0),
+                  searcher._quiesce(p.white, p.black, p.kings, True, -WIN, WIN, MAX_PLY)):
+        assert value > -MATE_BOUND, "a position with a capture scored as lost"
+    assert calls
 
 
 def test_skill_is_weaker_but_legal_and_seeded() -> None:

@@ -170,3 +170,22 @@ def test_think_answers_every_kind_of_limit(limits: Limits) -> None:
     board = Board()
     answer = Session(hash_mb=4).think(board, limits)
     assert answer.move in board.legal_moves()
+
+
+def test_a_slow_answer_callback_is_no_late_searcher() -> None:
+    """The searcher returned in time but the adapter's callback (a slow pipe, say) ran past the
+    watchdog's deadline: the watchdog must not report a searcher that did not return (it did,
+    about one time in four, when it woke between the answer and the searcher's end)."""
+    notes: list[str] = []
+    session = Session(searcher_factory=ScriptedSearcher, report=notes.append)
+    answers: list[Answer] = []
+
+    def slow(answer: Answer) -> None:
+        answers.append(answer)
+        time.sleep(0.06)  # past the 0.01 s move time and its grace
+
+    for _ in range(30):
+        session.go(Board(), Limits(move_time=0.01), on_answer=slow)
+        assert session.wait_idle(2.0)
+        time.sleep(0.01)
+    assert len(answers) == 30 and notes == []

@@ -46,14 +46,16 @@ def test_move_time_and_clock_together_take_the_tighter() -> None:
 
 
 def test_bounded_gives_think_a_move_time_and_analysis_no_end() -> None:
-    assert bounded(Limits(), analyze=False).move_time == DEFAULT_MOVE_TIME
-    assert bounded(Limits(), analyze=True).infinite
-    assert bounded(Limits(ponder=True), analyze=False).ponder
+    assert bounded(Limits()).move_time == DEFAULT_MOVE_TIME
+    analysis = bounded(Limits(analysis=True))
+    assert analysis.infinite and analysis.analysis
+    assert bounded(Limits(ponder=True)).ponder
     depth = Limits(depth=4)
-    assert bounded(depth, analyze=False) is depth and bounded(depth, analyze=True) is depth
+    assert bounded(depth) is depth
 
 
 def test_on_clock() -> None:
     assert Limits(move_time=1.0).on_clock and Limits(clock=3.0).on_clock
     assert not Limits(depth=3).on_clock
     assert not Limits(move_time=1.0, ponder=True).on_clock
+    assert not Limits(move_time=1.0, analysis=True).on_clock  # analysis searches a lone move too

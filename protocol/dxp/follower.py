@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from typing import Callable, TextIO
 
 from pedina.board import Board, Outcome
+from pedina.pdn import write_game
 from pedina.position import Position
 from pedina.search import Searcher
 from pedina.session import Answer, Session, SupportsSearch
 from pedina.timeman import Limits
+from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpError, GameAccept, GameEnd, GameRequest,
                                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
                                           decode_frame, encode, find_move, move_message, parse_message, printable)
@@ -89,12 +91,14 @@ class DxpFollower:
     finished game. ``time_margin`` seconds of the clock are kept in reserve; a
     GAMEREQ with 0 minutes is played at ``move_time`` seconds a move.
     ``hash_mb`` and ``searcher_factory`` are the session's (tests pass stub
-    searchers).
+    searchers). ``pdnout`` receives every game as it ends (its result by the
+    rules, Pedina's win when the opponent resigns, else ``*``).
     """
 
     def __init__(self, *, hash_mb: int = 64, log: TextIO | None = None, status: TextIO | None = None,
                  time_margin: float = 1.0, move_time: float = 1.0, message_gap: float = MESSAGE_GAP,
-                 searcher_factory: Callable[[int], SupportsSearch] = Searcher) -> None:
+                 searcher_factory: Callable[[int], SupportsSearch] = Searcher, pdnout: PdnOut | None = None) -> None:
+        self.pdnout = pdnout
         self.time_margin = time_margin
         self.move_time = move_time
         self.message_gap = message_gap
@@ -288,7 +292,9 @@ class DxpFollower:
             self._finish_game("GAMEEND from the opponent")
         else:
             reasons = {0: "no reason given", 1: "it resigns", 2: "it claims a draw", 3: "it claims a win"}
-            self._finish_game(f"ended by the opponent ({reasons[message.reason]})")
+            resigned = message.reason == 1
+            self._finish_game(f"ended by the opponent ({reasons[message.reason]})",
+                              ("1-0" if self._game.engine_white else "0-1") if resigned else None)
 
     def _on_backreq(self, request: BackRequest) -> None:
         game = self._game
@@ -379,13 +385,16 @@ class DxpFollower:
         self._awaiting_end = True
         self._finish_game(why)
 
-    def _finish_game(self, why: str) -> None:
+    def _finish_game(self, why: str, result_text: str | None = None) -> None:
+        """Close the game in play: log it, report it on ``status``, append it to ``pdnout``.
+        ``result_text`` is the PDN result when the rules did not end the game (``*`` without one)."""
         game = self._game
         if game is None:
             return
         self._game = None
         outcome = game.board.outcome()
-        result = f"{outcome.result()} ({outcome.termination})" if outcome else "*"
+        pdn_result = outcome.result() if outcome else result_text or "*"
+        result = f"{outcome.result()} ({outcome.termination})" if outcome else pdn_result
         names = ("Pedina", game.opponent) if game.engine_white else (game.opponent, "Pedina")
         clock = f"{game.used:.1f} s of {game.minutes * 60} s" if game.clock is not None else f"{game.used:.1f} s"
         line = (f"game {game.number}: {names[0]} - {names[1]}  {result}, {len(game.board.moves)} plies, "
@@ -397,6 +406,13 @@ class DxpFollower:
                 self._status.flush()
             except (OSError, ValueError):
                 self._status = None
+        if self.pdnout is not None:
+            tags = {"Event": "DXP game", "Date": time.strftime("%Y.%m.%d"), "Round": str(game.number),
+                    "White": names[0], "Black": names[1], "Termination": why}
+            try:
+                self.pdnout.write(write_game(game.board, tags, pdn_result))
+            except OSError as error:
+                self._event(f"cannot append the game to {self.pdnout.path}: {error.strerror or error}")
 
     # -- output ---------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ from types import FrameType
 
 import click
 
+from pedina.protocol.cli import open_log
 from pedina.protocol.dxp.follower import DxpFollower
+from pedina.protocol.pdnfile import PdnOut
 
 #: The port DXP programs listen on unless told otherwise.
 DEFAULT_PORT = 27531
@@ -61,30 +63,38 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
               help="Seconds of the clock kept in reserve (for network delays).")
 @click.option("--move-time", type=click.FloatRange(0.01, 3600.0), default=1.0, show_default=True,
               help="Seconds a move when the GAMEREQ gives 0 minutes (no clock).")
-def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float) -> None:
+@click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
+              help="Append every game to this PDN file as it ends.")
+def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float,
+        pdn_path: str | None) -> None:
     """Play DamExchange (DXP) games over TCP as a listening Follower.
 
     An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
     GAMEREQ; Pedina plays the colour asked, on its own clock of the GAMEREQ's
     minutes. Connections are served one after the other until Ctrl-C.
     """
+    log = open_log(log_path)
+    pdnout = PdnOut.open_option(pdn_path)
     try:
         listener = listen(host, port)
     except OSError as error:
         # create_server adds "(while attempting to bind ...)" to the OS's words: keep those only
         reason = (error.strerror or str(error)).split(" (while attempting")[0]
+        for stream in (log, pdnout):
+            if stream is not None:
+                stream.close()
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
-    log = open(log_path, "a", encoding="utf-8") if log_path else None
     try:
         follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin,
-                               move_time=move_time)
+                               move_time=move_time, pdnout=pdnout)
         bound = listener.getsockname()
         click.echo(f"pedina dxp: listening on {bound[0]}:{bound[1]} (Ctrl-C to stop)")
         sys.stdout.flush()
         serve(listener, follower)
     finally:
-        if log is not None:
-            log.close()
+        for stream in (log, pdnout):
+            if stream is not None:
+                stream.close()
 
 
 __all__ = ["DEFAULT_PORT", "dxp", "listen", "serve"]
