@@ -501,12 +501,16 @@ def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength
              "time": {"kind": "move", "seconds": 0.05}}))
         slot = page.table._slots[(0, 0)]
         assert slot.settings == {"skill": "3"}                # multipv is 1 already
-        assert "> set-param name=skill value=3" in slot.tail()
         await page.send(type="resign")
         await page.send(type="analyse", on=True, engine=0, lines=2)
         await page.expect("analysis", lambda m: len(m["lines"]) == 2, timeout=60)
         assert slot.settings == {"skill": "20", "multipv": "2"}
-    run(body, [DEFAULT_ENGINE])
+        # An engine given a skill on the command line keeps it when it analyses.
+        await page.send(type="analyse", on=True, engine=1, lines=1)
+        await page.expect("analysis", lambda m: m["running"] and m["engine"] == "Weak", timeout=60)
+        weak = page.table._slots[(1, 0)]
+        assert weak.settings == {"skill": "5"}                # as the handshake set it: left alone
+    run(body, [DEFAULT_ENGINE, EngineSpec("Weak", DEFAULT_ENGINE.command, {"skill": "5"})])
 
 
 # -- the real server -------------------------------------------------------------------

@@ -53,8 +53,9 @@ class EngineCatalog:
         return self.specs[index]
 
     def as_json(self) -> list[dict[str, object]]:
-        """Every listing, as sent to the page."""
-        return [listing.as_json(index) for index, listing in enumerate(self.listings)]
+        """Every listing, as sent to the page, with the parameters the command line sets (``options``)."""
+        return [{**listing.as_json(index), "options": dict(spec.options)}
+                for index, (listing, spec) in enumerate(zip(self.listings, self.specs))]
 
     async def probe(self, index: int) -> None:
         """Start engine ``index`` once to learn its ``id`` and parameters (or its problem), then end it."""
@@ -76,7 +77,7 @@ class EngineSlot:
         self.spec = catalog.spec(index)
         self._client: HubClient | None = None
         self._writing = asyncio.Lock()
-        self._values: dict[str, str] = {}  # parameters set since the handshake
+        self._values = dict(self.spec.options)  # parameters set, in the handshake and after
         self._game: int | None = None  # the game number of the last new-game
         self._closed = False
         self.searching = False
@@ -88,7 +89,8 @@ class EngineSlot:
 
     @property
     def settings(self) -> dict[str, str]:
-        """The parameters set with :meth:`ensure_param` since the handshake (name -> value)."""
+        """The parameters set by the handshake (the command line's ``option.NAME``) and by
+        :meth:`ensure_param` since (name -> value)."""
         return dict(self._values)
 
     @property

@@ -416,7 +416,8 @@ class Table:
         self._search_slot, self._search = slot, task
 
     async def _prepare(self, slot: EngineSlot, lines: int, skill: int | None) -> None:
-        """Start the engine and set its multi-PV count and skill (its declared default when ``None``)."""
+        """Start the engine and set its multi-PV count and skill (when ``None``: the command line's
+        ``option.skill``, else the engine's declared default)."""
         if not slot.started:
             await slot.start()
             self.send_engines()
@@ -424,7 +425,8 @@ class Table:
         await slot.ensure_param("multipv", str(lines))
         declared = slot.params.get("skill")
         if declared is not None:
-            await slot.ensure_param("skill", declared.get("value", "") if skill is None else str(skill))
+            default = slot.spec.options.get("skill", declared.get("value", ""))
+            await slot.ensure_param("skill", default if skill is None else str(skill))
 
     def _schedule(self) -> None:
         """Start what the new state calls for: an engine's move, the analysis, the person's flag timer."""

@@ -501,7 +501,7 @@
       const range = $("new-skill");
       range.min = skill.min || "0";
       range.max = skill.max || "20";
-      if (!range.dataset.touched) range.value = skill.value || range.max;
+      if (!range.dataset.touched) range.value = engine.options.skill || skill.value || range.max;
       $("new-skill-value").textContent = range.value;
     }
     const analyser = engines[Number($("analysis-engine").value)];
