@@ -21,6 +21,7 @@ _LAZY_COMMANDS = {
     "bench": "pedina.protocol.bench_search:bench_search",
     "demo": "pedina.protocol.demo:demo",
     "dxp": "pedina.protocol.dxp:dxp",
+    "egdb": "pedina.protocol.egdb_command:egdb",
     "gui": "pedina.protocol.gui:gui",
     "match": "pedina.protocol.match:match",
     "play": "pedina.protocol.play:play",

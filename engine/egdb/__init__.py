@@ -1,0 +1,39 @@
+"""Endgame databases: the exact value of every position with few pieces, by retrograde analysis.
+
+The positions are cut into *slices* by material, one table a slice with White to
+move (:mod:`pedina.egdb.slices`: signatures, the index of a position in its
+table, the colour flip that serves Black to move). :mod:`pedina.egdb.build`
+solves a slice and its colour flip together from the smaller tables,
+:mod:`pedina.egdb.store` writes and reads the compressed table files,
+:mod:`pedina.egdb.probe` looks positions up, and :mod:`pedina.egdb.verify`
+checks every stored value against its successors. The format, the distances and
+the counts of every slice are in ``docs/egdb.md``::
+
+    from pedina import Position
+    from pedina.egdb import EndgameDatabase, build_databases, default_directory
+
+    build_databases(default_directory(), pieces=3)
+    database = EndgameDatabase(default_directory())
+    print(database.probe(Position.from_fen("W:WK1,K5:BK30")))   # win, 7 plies to ...
+"""
+
+from pedina.egdb.build import BuildError, SliceReport, build_databases, build_job, job_positions, solve_job
+from pedina.egdb.probe import DatabaseValue, EndgameDatabase, default_directory, table_path
+from pedina.egdb.slices import (
+    Signature,
+    SliceIndex,
+    all_signatures,
+    build_jobs,
+    dependencies,
+    job_level,
+    slice_name,
+)
+from pedina.egdb.store import TableFile, TableFileError
+from pedina.egdb.verify import VerifyReport, verify_databases, verify_table
+
+__all__ = [
+    "BuildError", "DatabaseValue", "EndgameDatabase", "Signature", "SliceIndex", "SliceReport", "TableFile",
+    "TableFileError", "VerifyReport", "all_signatures", "build_databases", "build_job", "build_jobs",
+    "default_directory", "dependencies", "job_level", "job_positions", "slice_name", "solve_job", "table_path",
+    "verify_databases", "verify_table",
+]

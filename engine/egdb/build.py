@@ -1,0 +1,436 @@
+"""Retrograde analysis: solving the tables of a job, writing them, and the whole build.
+
+A job (:func:`pedina.egdb.slices.build_jobs`) is a signature with its colour flip:
+a quiet move (a king's step, or a man's step that does not promote) leads from a
+position of one to a position of the other, while a capture or a promotion
+leads out of the job, into a table built before (an *exit*). Solving a job:
+
+1. **Scan** every position forward with :mod:`pedina.movegen`. Without a move it
+   is lost. With a capture every move is an exit, so its value is settled at once
+   from the exits' tables. Otherwise a promotion that wins wins; each quiet move
+   inside the job is counted, plus one for a promotion to a draw.
+2. **Retrograde**: from every settled win or loss, go back one quiet move to
+   its predecessors (the moving side's piece stepped back; a predecessor with a
+   capture had no quiet move, and is skipped). A loss makes each predecessor a
+   win; a win takes one off each predecessor's count, and a count reaching zero
+   is a loss. What is never settled is a draw.
+3. **Distances** (tables that store them): the plies to the next capture or man
+   move, or to the end, with the winner hastening it and the loser delaying it.
+   A win with a winning capture, promotion or man step is 1, a loss without a
+   move 0, a loss whose moves are all captures, promotions or man steps 1; then,
+   breadth first over king steps only, a win is 1 + the nearest loss it steps to,
+   and a loss 1 + the farthest win, once all its king steps are known.
+
+The values are the game's with best play: the repetition and 40-move draws are
+not applied (a table says who wins, and the distance how soon the next
+irreversible move comes, which is what the 40-move count needs).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from array import array
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+
+from pedina.egdb.probe import EndgameDatabase, table_path
+from pedina.egdb.slices import (
+    Signature,
+    SliceIndex,
+    build_jobs,
+    dependencies,
+    job_level,
+    signature_of,
+    slice_name,
+)
+from pedina.egdb.store import (
+    LOSS_CODE,
+    MAX_DISTANCE,
+    RESULT_OF_CODE,
+    WIN_CODE,
+    TableFile,
+    filled_holes,
+    TableFileError,
+    loss_code,
+    result_counts,
+    win_code,
+    write_table,
+)
+from pedina.movegen import generate_captures, generate_quiet
+from pedina.squares import BOARD, SQUARE_BIT
+
+#: ``counts`` value of a position with a capture: it has no move inside the job.
+_CAPTURES = 255
+#: ``flags`` bits: a win by a capture, promotion or man step; a position without moves.
+_ZEROING_WIN = 1
+_NO_MOVES = 2
+#: Positions between two progress reports in a scan.
+_TICK = 4096
+
+#: Squares a king on a square came from in one step, and a white man (moving up).
+_KING_ORIGINS: dict[int, tuple[int, ...]] = {
+    bit: tuple(frm for frm in (bit << 4, bit << 5, bit >> 4, bit >> 5) if frm & BOARD) for bit in SQUARE_BIT[1:]}
+_MAN_ORIGINS: dict[int, tuple[int, ...]] = {
+    bit: tuple(frm for frm in (bit << 4, bit << 5) if frm & BOARD) for bit in SQUARE_BIT[1:]}
+#: ``progress(positions)``: that many more positions of work are done.
+Progress = Callable[[int], None]
+
+
+class BuildError(RuntimeError):
+    """A table cannot be built (a table it needs is missing, or a distance overflows)."""
+
+
+class SliceReport:
+    """What building (or finding) one table gave: its positions, results and file."""
+
+    def __init__(self, signature: Signature, positions: int, counts: tuple[int, int, int], file_bytes: int,
+                 seconds: float | None) -> None:
+        self.signature = signature
+        #: Positions of the table (holes left out).
+        self.positions = positions
+        #: (wins, losses, draws) for the side to move (White).
+        self.counts = counts
+        self.file_bytes = file_bytes
+        #: Time to solve the job the table belongs to; ``None`` when it was already built.
+        self.seconds = seconds
+
+
+class _Part:
+    """One table of a job while it is solved."""
+
+    def __init__(self, signature: Signature, distances: bool) -> None:
+        self.signature = signature
+        self.distances = distances
+        self.index = SliceIndex(signature)
+        size = self.index.size
+        #: 0 unknown (a draw at the end), WIN_CODE, LOSS_CODE; distance codes after phase 3.
+        self.values = bytearray(size)
+        #: Quiet moves inside the job not yet known to lose (+1 for a drawn promotion), or _CAPTURES.
+        self.counts = bytearray(size)
+        #: Distance tables only: quiet king moves, and the _ZEROING_WIN / _NO_MOVES flags.
+        self.king_moves = bytearray(size if distances else 0)
+        self.flags = bytearray(size if distances else 0)
+
+
+def _exit_result(database: EndgameDatabase, us: int, them: int, kings: int) -> int:
+    """WIN_CODE, LOSS_CODE or 0 (draw) for the side to move after a capture or promotion
+    by White: the position with Black (owning ``them``) to move, looked up as its flip."""
+    if not them:
+        return LOSS_CODE
+    code = database.black_code(us, them, kings)
+    if code < 0:
+        missing = table_path(database.directory, signature_of(them, us, kings))
+        raise BuildError(f"{missing} is needed and missing (build the smaller tables first)")
+    return RESULT_OF_CODE[code]
+
+
+def _scan(part: _Part, number: int, database: EndgameDatabase, queue: array[int],
+          progress: Progress | None) -> None:
+    """Phase 1 for one table: settle what the moves settle at once, count the rest."""
+    values = part.values
+    counts = part.counts
+    distances = part.distances
+    king_moves = part.king_moves
+    flags = part.flags
+    board = BOARD
+    done = 0
+    for index, us, them, kings in part.index.positions():
+        done += 1
+        if progress is not None and done == _TICK:
+            progress(done)
+            done = 0
+        empty = board ^ us ^ them
+        captures = generate_captures(us, them, kings, True, empty)
+        if captures:
+            counts[index] = _CAPTURES
+            result = LOSS_CODE
+            for frm, to, taken, toggle, _ in captures:
+                child = _exit_result(database, us ^ frm ^ to, them ^ taken, kings ^ toggle)
+                if child == LOSS_CODE:
+                    result = WIN_CODE
+                    break
+                if child == 0:
+                    result = 0
+            if result:
+                values[index] = result
+                queue.append(index << 1 | number)
+                if distances and result == WIN_CODE:
+                    flags[index] = _ZEROING_WIN
+            continue
+        quiet = generate_quiet(us, kings, True, empty)
+        if not quiet:
+            values[index] = LOSS_CODE
+            queue.append(index << 1 | number)
+            if distances:
+                flags[index] = _NO_MOVES
+            continue
+        inside = 0
+        kings_stepping = 0
+        drawn = 0
+        won = False
+        for frm, to, _, toggle, _ in quiet:
+            if frm & kings:
+                inside += 1
+                kings_stepping += 1
+            elif toggle:  # a man promoted: an exit
+                child = _exit_result(database, us ^ frm ^ to, them, kings ^ toggle)
+                if child == LOSS_CODE:
+                    won = True
+                    break
+                if child == 0:
+                    drawn = 1
+            else:
+                inside += 1
+        if won:
+            values[index] = WIN_CODE
+            queue.append(index << 1 | number)
+            if distances:
+                flags[index] = _ZEROING_WIN
+            continue
+        if distances:
+            king_moves[index] = kings_stepping
+        if inside + drawn == 0:  # every move a promotion that loses
+            values[index] = LOSS_CODE
+            queue.append(index << 1 | number)
+        else:
+            counts[index] = inside + drawn
+    if progress is not None and done:
+        progress(done)
+
+
+def _predecessors(child: SliceIndex, index: int, parent: SliceIndex, kings_only: bool) -> list[int]:
+    """The positions one quiet move before position ``index`` of table ``child``, as
+    ``parent_index << 1 | man_step``: the side that just moved (Black, seen from the
+    child; White in the parent's table) steps a king, or a man back, to an empty square.
+    Whether the parent had a capture instead is for the caller to check."""
+    them, us, kings = child.position(index, turned=True)
+    empty = BOARD ^ us ^ them
+    base = parent.index(us, them, kings)
+    found = []
+    moved = us & kings
+    rank = parent.white_kings.rank
+    stride = parent.white_kings_stride
+    others = base - rank[moved] * stride
+    pieces = moved
+    while pieces:
+        to = pieces & -pieces
+        pieces ^= to
+        for frm in _KING_ORIGINS[to]:
+            if frm & empty:
+                found.append((others + rank[moved ^ frm ^ to] * stride) << 1)
+    if not kings_only:
+        moved = us & ~kings
+        rank = parent.white_men.rank
+        stride = parent.white_men_stride
+        others = base - rank[moved] * stride
+        pieces = moved
+        while pieces:
+            to = pieces & -pieces
+            pieces ^= to
+            for frm in _MAN_ORIGINS[to]:
+                if frm & empty:
+                    found.append((others + rank[moved ^ frm ^ to] * stride) << 1 | 1)
+    return found
+
+
+def _retrograde(parts: list[_Part], queue: array[int], progress: Progress | None) -> None:
+    """Phase 2: settle predecessors from the settled positions until none is left."""
+    done = 0
+    while queue:
+        item = queue.pop()
+        number = item & 1
+        part = parts[number]
+        parent = parts[len(parts) - 1 - number]
+        parent_number = len(parts) - 1 - number
+        values = parent.values
+        counts = parent.counts
+        flags = parent.flags
+        distances = parent.distances
+        lost = part.values[item >> 1] == LOSS_CODE
+        for found in _predecessors(part.index, item >> 1, parent.index, False):
+            index = found >> 1
+            count = counts[index]
+            if count == _CAPTURES:
+                continue
+            if lost:
+                if distances and found & 1:
+                    flags[index] |= _ZEROING_WIN
+                if not values[index]:
+                    values[index] = WIN_CODE
+                    queue.append(index << 1 | parent_number)
+            elif not values[index]:
+                count -= 1
+                counts[index] = count
+                if not count:
+                    values[index] = LOSS_CODE
+                    queue.append(index << 1 | parent_number)
+        done += 1
+        if progress is not None and done == _TICK:
+            progress(done)
+            done = 0
+    if progress is not None and done:
+        progress(done)
+
+
+def _distances(parts: list[_Part]) -> None:
+    """Phase 3: turn every win and loss into its distance code, breadth first."""
+    current = array("q")
+    following = array("q")
+    for number, part in enumerate(parts):
+        values, flags, king_moves = part.values, part.flags, part.king_moves
+        for index in range(len(values)):
+            value = values[index]
+            if value == WIN_CODE and flags[index] & _ZEROING_WIN:
+                values[index] = win_code(1)
+                following.append(index << 1 | number)
+            elif value == LOSS_CODE and not king_moves[index]:
+                if flags[index] & _NO_MOVES:
+                    values[index] = loss_code(0)
+                    current.append(index << 1 | number)
+                else:
+                    values[index] = loss_code(1)
+                    following.append(index << 1 | number)
+    distance = 0
+    while current or following:
+        reached = distance + 1
+        for item in current:
+            number = item & 1
+            part = parts[number]
+            parent_number = len(parts) - 1 - number
+            parent = parts[parent_number]
+            values, counts, king_moves = parent.values, parent.counts, parent.king_moves
+            won = part.values[item >> 1] & 1
+            for found in _predecessors(part.index, item >> 1, parent.index, True):
+                index = found >> 1
+                if counts[index] == _CAPTURES:
+                    continue
+                value = values[index]
+                if won:
+                    if value == LOSS_CODE:
+                        left = king_moves[index] - 1
+                        king_moves[index] = left
+                        if not left:
+                            if reached > MAX_DISTANCE - 2:
+                                raise BuildError(f"a loss {reached} plies deep does not fit a code")
+                            values[index] = loss_code(reached)
+                            following.append(index << 1 | parent_number)
+                elif value == WIN_CODE:
+                    if reached > MAX_DISTANCE:
+                        raise BuildError(f"a win {reached} plies deep does not fit a code")
+                    values[index] = win_code(reached)
+                    following.append(index << 1 | parent_number)
+        current, following = following, array("q")
+        distance = reached
+    for part in parts:
+        if WIN_CODE in part.values or LOSS_CODE in part.values:
+            raise BuildError(f"{slice_name(part.signature)}: a win or loss got no distance")
+
+
+def solve_job(job: tuple[Signature, ...], database: EndgameDatabase, distances: bool,
+              progress: Progress | None = None) -> list[bytearray]:
+    """The codes of each table of ``job`` (see :mod:`pedina.egdb.store`), its exits
+    read from ``database``. ``progress`` gets each table's positions twice (scan,
+    then retrograde and the draws left over)."""
+    needed = sorted({signature for member in job for signature in dependencies(member)})
+    database.load([signature for signature in needed if signature in database.signatures])
+    parts = [_Part(signature, distances) for signature in job]
+    queue = array("q")  # settled positions to go back from, as index << 1 | table: 8 bytes each
+    for number, part in enumerate(parts):
+        _scan(part, number, database, queue, progress)
+    _retrograde(parts, queue, progress)
+    if progress is not None:
+        progress(sum(part.index.positions_count for part in parts)
+                 - sum(len(part.values) - part.values.count(0) for part in parts))
+    if distances:
+        _distances(parts)
+    return [part.values for part in parts]
+
+
+def job_positions(job: tuple[Signature, ...]) -> int:
+    """Positions of a job's tables, holes left out."""
+    return sum(SliceIndex(signature).positions_count for signature in job)
+
+
+def built_report(directory: str, signature: Signature) -> SliceReport | None:
+    """The report of a table already in ``directory``, ``None`` when it is missing or
+    unreadable (an interrupted build leaves no half-written table: files are renamed
+    into place when complete)."""
+    try:
+        table = TableFile(table_path(directory, signature))
+    except TableFileError:
+        return None
+    index = SliceIndex(signature)
+    report = None
+    if table.signature == signature and table.size == index.size:
+        report = SliceReport(signature, index.positions_count, table.counts, table.compressed_size, None)
+    table.close()
+    return report
+
+
+def build_job(directory: str, job: tuple[Signature, ...], distances: bool,
+              progress: Progress | None = None) -> list[SliceReport]:
+    """Solve one job from the tables in ``directory`` and write its tables there."""
+    database = EndgameDatabase(directory)
+    started = time.perf_counter()
+    try:
+        solved = solve_job(job, database, distances, progress)
+    finally:
+        database.close()
+    seconds = time.perf_counter() - started
+    reports = []
+    for signature, codes in zip(job, solved):
+        index = SliceIndex(signature)
+        counts = result_counts(codes, index.size - index.positions_count)
+        size = write_table(table_path(directory, signature), signature, filled_holes(codes, index.validity()),
+                           distances, counts)
+        reports.append(SliceReport(signature, index.positions_count, counts, size, seconds))
+    return reports
+
+
+def build_databases(directory: str, pieces: int, distance_pieces: int = 4, workers: int = 1,
+                    progress: Progress | None = None,
+                    on_job: Callable[[list[SliceReport]], None] | None = None) -> list[SliceReport]:
+    """Build every table with at most ``pieces`` pieces into ``directory`` (made if
+    needed), tables of at most ``distance_pieces`` pieces with distances.
+
+    Tables already there are kept, so an interrupted build goes on from the job it
+    was in. ``workers`` > 1 solves the jobs of one level (:func:`job_level`) in that
+    many processes; ``progress`` then advances a job at a time, else within jobs.
+    ``on_job`` gets each job's reports as it ends (or is found built).
+    """
+    os.makedirs(directory, exist_ok=True)
+    reports: list[SliceReport] = []
+
+    def finished(job_reports: list[SliceReport]) -> None:
+        reports.extend(job_reports)
+        if on_job is not None:
+            on_job(job_reports)
+
+    levels: dict[tuple[int, int], list[tuple[Signature, ...]]] = {}
+    for job in build_jobs(pieces):
+        levels.setdefault(job_level(job), []).append(job)
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    try:
+        for level in sorted(levels):
+            waiting = []
+            for job in levels[level]:
+                found = [built_report(directory, signature) for signature in job]
+                if all(report is not None for report in found):
+                    finished([report for report in found if report is not None])
+                    if progress is not None:
+                        progress(2 * job_positions(job))
+                    continue
+                distances = sum(job[0]) <= distance_pieces
+                if pool is None:
+                    finished(build_job(directory, job, distances, progress))
+                else:
+                    waiting.append((job, pool.submit(build_job, directory, job, distances)))
+            for job, future in waiting:
+                finished(future.result())
+                if progress is not None:
+                    progress(2 * job_positions(job))
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return reports

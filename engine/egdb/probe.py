@@ -1,0 +1,160 @@
+"""Probing a directory of table files: the value of a position for the side to move."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import TYPE_CHECKING
+
+from pedina.egdb.slices import Signature, SliceIndex, all_signatures, signature_of, slice_name
+from pedina.egdb.store import TableFile, code_distance
+
+if TYPE_CHECKING:
+    from pedina.position import Position
+
+#: A table file's name: ``slice-WM-WK-BM-BK.egdb`` (see :func:`pedina.egdb.slices.slice_name`).
+_TABLE_NAME = re.compile(r"slice-(\d+)-(\d+)-(\d+)-(\d+)\.egdb")
+
+
+def table_path(directory: str, signature: Signature) -> str:
+    """Where the table of ``signature`` lives in ``directory``."""
+    return os.path.join(directory, slice_name(signature) + ".egdb")
+
+
+def default_directory() -> str:
+    """The database folder in the user's data folder: ``%LOCALAPPDATA%\\pedina\\egdb`` on
+    Windows, ``~/Library/Application Support/pedina/egdb`` on macOS, else
+    ``$XDG_DATA_HOME/pedina/egdb`` (``~/.local/share/pedina/egdb`` without it)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+    return os.path.join(base, "pedina", "egdb")
+
+
+class DatabaseValue:
+    """A position's value with best play: ``result`` for the side to move (1 win,
+    0 draw, -1 loss) and, where the table stores it, ``distance``: plies to the next
+    capture or man move, or to the end of the game, with the winner hastening it
+    and the loser delaying it (``None`` for a draw or a table without distances)."""
+
+    def __init__(self, result: int, distance: int | None) -> None:
+        self.result = result
+        self.distance = distance
+
+    @classmethod
+    def from_code(cls, code: int) -> DatabaseValue:
+        """The value a table code stands for (see :mod:`pedina.egdb.store`)."""
+        return cls(0 if code == 0 else 1 if code & 1 else -1, code_distance(code))
+
+    def __str__(self) -> str:
+        word = {1: "win", 0: "draw", -1: "loss"}[self.result]
+        if self.distance is None:
+            return word
+        return f"{word} ({self.distance} plies to the next capture or man move, or the end)"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, DatabaseValue) and self.result == other.result
+                and self.distance == other.distance)
+
+    def __repr__(self) -> str:
+        return f"DatabaseValue({self.result}, {self.distance})"
+
+
+class EndgameDatabase:
+    """The tables found in ``directory`` (files opened on first use).
+
+    :attr:`pieces` is the largest piece count of which every table is present:
+    every position with that many pieces or fewer can be probed. Probes return
+    codes (:mod:`pedina.egdb.store`) or ``-1`` for a position without a table.
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.signatures: set[Signature] = set()
+        if os.path.isdir(directory):
+            for name in os.listdir(directory):
+                match = _TABLE_NAME.fullmatch(name)
+                if match:
+                    men, kings, other_men, other_kings = (int(group) for group in match.groups())
+                    self.signatures.add((men, kings, other_men, other_kings))
+        self.pieces = _complete_up_to(self.signatures)
+        self._open: dict[Signature, tuple[SliceIndex, TableFile]] = {}
+        self._loaded: dict[Signature, tuple[SliceIndex, bytes]] = {}
+
+    def table(self, signature: Signature) -> tuple[SliceIndex, TableFile]:
+        """The index and open file of a table (raises :class:`~pedina.egdb.store.TableFileError`)."""
+        found = self._open.get(signature)
+        if found is None:
+            table = TableFile(table_path(self.directory, signature))
+            found = (SliceIndex(signature), table)
+            self._open[signature] = found
+        return found
+
+    def load(self, signatures: list[Signature]) -> None:
+        """Read these tables whole into memory, for many probes (builds and verification)."""
+        for signature in signatures:
+            if signature not in self._loaded:
+                index, table = self.table(signature)
+                self._loaded[signature] = (index, table.codes())
+
+    def loaded(self, signature: Signature) -> tuple[SliceIndex, bytes]:
+        """The index and codes of a table, read whole into memory (see :meth:`load`)."""
+        self.load([signature])
+        return self._loaded[signature]
+
+    def white_code(self, white: int, black: int, kings: int) -> int:
+        """The code of a position with White to move, ``-1`` when its table is missing."""
+        signature = signature_of(white, black, kings)
+        loaded = self._loaded.get(signature)
+        if loaded is not None:
+            return loaded[1][loaded[0].index(white, black, kings)]
+        if signature not in self.signatures:
+            return -1
+        index, table = self.table(signature)
+        return table.code(index.index(white, black, kings))
+
+    def black_code(self, white: int, black: int, kings: int) -> int:
+        """The code of a position with Black to move (looked up as its colour flip),
+        ``-1`` when its table is missing."""
+        signature = signature_of(black, white, kings)
+        loaded = self._loaded.get(signature)
+        if loaded is not None:
+            return loaded[1][loaded[0].turned_index(black, white, kings)]
+        if signature not in self.signatures:
+            return -1
+        index, table = self.table(signature)
+        return table.code(index.turned_index(black, white, kings))
+
+    def code(self, us: int, them: int, kings: int, white: bool) -> int:
+        """The code of a position given as the search holds it: the mover's pieces, the
+        other side's, the kings and the mover's colour; ``-1`` without a table."""
+        return self.white_code(us, them, kings) if white else self.black_code(them, us, kings)
+
+    def probe(self, position: Position) -> DatabaseValue | None:
+        """The value of ``position`` for the side to move, ``None`` when no table holds it
+        (too many pieces, or a side without pieces: the game is over)."""
+        if position.white_to_move:
+            code = self.white_code(position.white, position.black, position.kings)
+        else:
+            code = self.black_code(position.white, position.black, position.kings)
+        return None if code < 0 else DatabaseValue.from_code(code)
+
+    def close(self) -> None:
+        for _, table in self._open.values():
+            table.close()
+        self._open.clear()
+        self._loaded.clear()
+
+
+def _complete_up_to(signatures: set[Signature]) -> int:
+    """The largest N such that every table with at most N pieces is in ``signatures``
+    (0 when even the 2-piece tables are incomplete)."""
+    pieces = 1
+    while pieces < 24 and all(signature in signatures for signature in all_signatures(pieces + 1)
+              if sum(signature) == pieces + 1):
+        pieces += 1
+    return pieces if pieces >= 2 else 0

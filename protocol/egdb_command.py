@@ -1,0 +1,150 @@
+"""``pedina egdb``: build, probe and verify the endgame databases (see ``docs/egdb.md``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from pedina.egdb import (
+    BuildError,
+    EndgameDatabase,
+    SliceIndex,
+    SliceReport,
+    TableFileError,
+    VerifyReport,
+    build_databases,
+    build_jobs,
+    default_directory,
+    job_positions,
+    slice_name,
+    verify_databases,
+)
+from pedina.move import format_pdn, legal_moves
+from pedina.position import Position, PositionError
+
+#: The most pieces ``build`` accepts (a side has at most 12; beyond a few, a big machine's work).
+MAX_BUILD_PIECES = 12
+
+_DIRECTORY = click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
+                          help="Database folder [default: the user's data folder, see `pedina egdb --help`].")
+
+
+@click.group()
+def egdb() -> None:
+    """Endgame databases: the exact value of every position with few pieces.
+
+    The default folder is the user's data folder (on Linux ~/.local/share/pedina/egdb).
+    """
+
+
+def _folder(directory: str | None) -> str:
+    return directory if directory is not None else default_directory()
+
+
+def _mover(white: bool) -> str:
+    return "White" if white else "Black"
+
+
+def _report_line(report: SliceReport) -> str:
+    wins, losses, draws = report.counts
+    timing = "already built" if report.seconds is None else f"{report.seconds:8.2f} s"
+    return (f"{slice_name(report.signature):<16} {report.positions:>12,} positions  "
+            f"win {wins:>11,}  loss {losses:>11,}  draw {draws:>11,}  {report.file_bytes:>11,} bytes  {timing}")
+
+
+@egdb.command("build")
+@click.option("--pieces", type=click.IntRange(2, MAX_BUILD_PIECES), required=True,
+              help="Build every table with at most this many pieces.")
+@_DIRECTORY
+@click.option("--distances", "distance_pieces", type=click.IntRange(0, MAX_BUILD_PIECES), default=4,
+              show_default=True, help="Store distances in the tables with at most this many pieces.")
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Processes solving independent tables at the same time.")
+def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers: int) -> None:
+    """Build the tables with at most PIECES pieces, smallest first.
+
+    Tables already in the folder are kept: an interrupted build goes on with the
+    table it was building. One line per table: positions, results for the side to
+    move, file size and build time.
+    """
+    folder = _folder(directory)
+    total = 2 * sum(job_positions(job) for job in build_jobs(pieces))
+    reports: list[SliceReport] = []
+    started = time.perf_counter()
+    try:
+        with click.progressbar(length=total, label=f"building up to {pieces} pieces in {folder}",
+                               show_eta=True, file=sys.stderr) as bar:
+            build_databases(folder, pieces, distance_pieces, workers, progress=bar.update, on_job=reports.extend)
+    except (BuildError, TableFileError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    for report in reports:
+        click.echo(_report_line(report))
+    size = sum(report.file_bytes for report in reports)
+    click.echo(f"{len(reports)} tables, {sum(report.positions for report in reports):,} positions, "
+               f"{size:,} bytes, in {time.perf_counter() - started:.1f} s")
+
+
+@egdb.command("probe")
+@click.argument("position")
+@_DIRECTORY
+@click.option("--moves", is_flag=True, help="Also show the value after each legal move.")
+def egdb_probe(position: str, directory: str | None, moves: bool) -> None:
+    """The value of POSITION (FEN or Hub string) for the side to move."""
+    try:
+        root = Position.parse(position)
+    except PositionError as error:
+        raise click.BadParameter(str(error), param_hint="POSITION") from None
+    folder = _folder(directory)
+    database = EndgameDatabase(folder)
+    try:
+        value = database.probe(root)
+        if value is None:
+            pieces = (root.white | root.black).bit_count()
+            raise click.ClickException(f"no table in {folder} holds this position ({pieces} pieces; the tables "
+                                       f"there cover every position with up to {database.pieces})")
+        click.echo(f"{root.fen()}  {_mover(root.white_to_move)} to move: {value}")
+        if moves:
+            legal = legal_moves(root)
+            for move in legal:
+                after = database.probe(root.play(move))
+                text = "has no piece left: a loss" if after is None else f"to move: {after}"
+                click.echo(f"  {format_pdn(move, legal):<12} then {_mover(not root.white_to_move)} {text}")
+    except TableFileError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        database.close()
+
+
+@egdb.command("verify")
+@_DIRECTORY
+def egdb_verify(directory: str | None) -> None:
+    """Check every position of every table in the folder against its successors.
+
+    Exits with status 1 when a value or a table's counts are wrong.
+    """
+    folder = _folder(directory)
+    signatures = EndgameDatabase(folder).signatures
+    if not signatures:
+        raise click.ClickException(f"no tables in {folder}")
+    total = sum(SliceIndex(signature).positions_count for signature in signatures)
+    reports: list[VerifyReport] = []
+    try:
+        with click.progressbar(length=total, label=f"verifying {folder}", show_eta=True,
+                               file=sys.stderr) as bar:
+            verify_databases(folder, progress=bar.update, on_table=reports.append)
+    except (TableFileError, LookupError) as error:
+        raise click.ClickException(str(error)) from None
+    bad = 0
+    for report in reports:
+        status = "ok" if report.ok else (f"{report.errors:,} wrong" if report.errors else "counts differ")
+        click.echo(f"{slice_name(report.signature):<16} {report.positions:>12,} positions  {status}")
+        for example in report.examples:
+            click.echo(f"    {example}")
+        bad += not report.ok
+    click.echo(f"{len(reports)} tables, {sum(report.positions for report in reports):,} positions: "
+               + ("all correct" if not bad else f"{bad} with errors"))
+    if bad:
+        raise SystemExit(1)
+

@@ -1,0 +1,419 @@
+"""Endgame databases: indexing, the file format, the retrograde build against the rules,
+the counts table of docs/egdb.md, verification, probing, resuming, and ``pedina egdb``.
+
+The fast tests build every table of up to 3 pieces (a few seconds); the slow ones
+build and verify every table of up to 4 pieces and check 1,000 random positions
+against a deep search.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pedina import Board, Limits, Position, Searcher, legal_moves
+from pedina.egdb import (
+    DatabaseValue,
+    EndgameDatabase,
+    SliceIndex,
+    TableFile,
+    TableFileError,
+    all_signatures,
+    build_databases,
+    build_jobs,
+    dependencies,
+    slice_name,
+    table_path,
+    verify_databases,
+)
+from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
+from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
+from pedina.movegen import generate
+from pedina.search import proven_plies
+from pedina.squares import SQUARE_BIT, squares_of
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "egdb.md"
+PEDINA = shutil.which("pedina")
+
+
+def documented_counts() -> dict[Signature, tuple[int, tuple[int, int, int], tuple[int, int, int]]]:
+    """The counts table of docs/egdb.md: slice -> (positions, White to move (wins,
+    losses, draws), Black to move (wins, losses, draws))."""
+    table = {}
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        match = re.fullmatch(r"\| slice-(\d+)-(\d+)-(\d+)-(\d+) \|(.*)\|", line.strip())
+        if match:
+            men, kings, other_men, other_kings = (int(group) for group in match.groups()[:4])
+            cells = [int(cell.strip().replace(",", "")) for cell in match.group(5).split("|")[:7]]
+            table[(men, kings, other_men, other_kings)] = (cells[0], (cells[1], cells[2], cells[3]),
+                                                           (cells[4], cells[5], cells[6]))
+    return table
+
+
+def check_documented_counts(directory: str, pieces: int) -> None:
+    """Every slice of up to ``pieces`` pieces built in ``directory`` has the documented counts."""
+    documented = documented_counts()
+    database = EndgameDatabase(directory)
+    for signature in all_signatures(pieces):
+        positions, white_counts, black_counts = documented[signature]
+        white_table = database.table(signature)[1]
+        black_table = database.table(flipped_signature(signature))[1]
+        assert (positions, white_counts, black_counts) == (
+            SliceIndex(signature).positions_count, white_table.counts, black_table.counts), slice_name(signature)
+    database.close()
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A folder with every table of up to 3 pieces."""
+    directory = str(tmp_path_factory.mktemp("egdb3"))
+    build_databases(directory, 3)
+    return directory
+
+
+def bits_position(white: int, black: int, kings: int) -> Position:
+    """The position with White to move of a table's bitboards."""
+    return Position.from_squares(squares_of(white & ~kings), squares_of(white & kings), squares_of(black & ~kings),
+                                 squares_of(black & kings), True)
+
+
+def random_position(rng: random.Random, pieces: int) -> Position:
+    """A random position with 2..``pieces`` pieces, at least one a side (men never on
+    their promotion row), either side to move."""
+    while True:
+        count = rng.randint(2, pieces)
+        squares = rng.sample(range(1, 33), count)
+        split = rng.randint(1, count - 1)
+        groups: list[list[int]] = [[], [], [], []]
+        for number, square in enumerate(squares):
+            white = number < split
+            king = rng.random() < 0.5
+            if not king and (square <= 4 if white else square >= 29):
+                king = True
+            groups[(0 if white else 2) + king].append(square)
+        return Position.from_squares(groups[0], groups[1], groups[2], groups[3], rng.random() < 0.5)
+
+
+def successor_value(database: EndgameDatabase, position: Position) -> DatabaseValue:
+    """A position's value from its successors' probes, with the public API only."""
+    moves = legal_moves(position)
+    if not moves:
+        return DatabaseValue(-1, 0)
+    outcomes = []
+    for move in moves:
+        after = position.play(move)
+        value = database.probe(after)
+        if value is None:  # the mover took the last piece
+            assert not (after.white if after.white_to_move else after.black)
+            value = DatabaseValue(-1, 0)
+        zeroing = move.is_capture or not SQUARE_BIT[move.start] & position.kings
+        if value.result and not zeroing:
+            assert value.distance is not None
+            outcomes.append((-value.result, 1 + value.distance))
+        else:
+            outcomes.append((-value.result, 1))
+    best = max(result for result, _ in outcomes)
+    if best == 0:
+        return DatabaseValue(0, None)
+    plies = [distance for result, distance in outcomes if result == best]
+    return DatabaseValue(best, min(plies) if best > 0 else max(plies))
+
+
+# -- slices and indices ---------------------------------------------------------------
+
+
+def test_flip_turns_the_board_half_a_turn() -> None:
+    for square in range(1, 33):
+        assert flip_bits(SQUARE_BIT[square]) == SQUARE_BIT[33 - square]
+    assert flip_bits(flip_bits(0xF0F0F0F0F)) == 0xF0F0F0F0F & sum(SQUARE_BIT)
+
+
+@pytest.mark.parametrize("signature", [(0, 1, 0, 1), (1, 0, 1, 0), (0, 2, 0, 1), (1, 1, 1, 0), (2, 0, 0, 1)])
+def test_every_position_of_a_table_has_its_own_index(signature: Signature) -> None:
+    index = SliceIndex(signature)
+    seen = set()
+    validity = index.validity()
+    for number, white, black, kings in index.positions():
+        assert index.index(white, black, kings) == number
+        assert index.position(number) == (white, black, kings)
+        assert index.position(number, turned=True) == (flip_bits(white), flip_bits(black), flip_bits(kings))
+        assert index.turned_index(flip_bits(white), flip_bits(black), flip_bits(kings)) == number
+        assert signature_of(white, black, kings) == signature and not white & black
+        assert validity[number] == 1
+        seen.add((white, black, kings))
+    assert len(seen) == index.positions_count == validity.count(1)
+    assert len(validity) == index.size
+
+
+def test_positions_count_is_every_legal_placement() -> None:
+    # 1 white man (28 squares), 1 black king (31 left) and 1 black man (27 of its 28 left, less the king's).
+    kings_men = sum(1 for man in range(5, 33) for other in range(1, 29) if other != man) * 30
+    assert SliceIndex((1, 0, 1, 1)).positions_count == kings_men
+    assert SliceIndex((0, 2, 0, 2)).positions_count == 32 * 31 // 2 * (30 * 29 // 2)
+
+
+def test_dependencies_hold_every_exit() -> None:
+    """Every capture or promotion of every 3-piece position leads into a listed table."""
+    for signature in all_signatures(3):
+        needed = set(dependencies(signature))
+        for _, white, black, kings in SliceIndex(signature).positions():
+            for frm, to, taken, toggle, _ in generate(white, black, kings, True):
+                promotes = toggle and not frm & kings
+                if (taken or promotes) and black ^ taken:
+                    after = signature_of(black ^ taken, white ^ frm ^ to, kings ^ toggle)
+                    assert after in needed, (slice_name(signature), after)
+
+
+def test_jobs_come_after_what_they_need() -> None:
+    built: set[Signature] = set()
+    for job in build_jobs(5):
+        for signature in job:
+            assert set(dependencies(signature)) <= built, slice_name(signature)
+        built.update(job)
+        assert all(flipped_signature(signature) in job for signature in job)
+    assert built == set(all_signatures(5))
+
+
+# -- the file format ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("distances", [False, True])
+def test_table_file_round_trip(tmp_path: Path, distances: bool) -> None:
+    rng = random.Random(7)
+    codes = bytes(rng.choice([0, 1, 2] if not distances else [0, 3, 4, 9, 200, 255]) for _ in range(70_001))
+    path = str(tmp_path / "slice-0-1-0-1.egdb")
+    size = write_table(path, (0, 1, 0, 1), codes, distances, (1, 2, 3))
+    table = TableFile(path)
+    assert os.path.getsize(path) == size == table.compressed_size
+    assert (table.signature, table.size, table.distances, table.counts) == ((0, 1, 0, 1), len(codes), distances,
+                                                                          (1, 2, 3))
+    assert table.codes() == codes
+    for index in rng.sample(range(len(codes)), 2000) + [0, len(codes) - 1]:
+        assert table.code(index) == codes[index]
+    table.close()
+
+
+def test_codes_hold_their_distances() -> None:
+    assert [code_distance(win_code(d)) for d in (1, 2, 127)] == [1, 2, 127]
+    assert [code_distance(loss_code(d)) for d in (0, 1, 125)] == [0, 1, 125]
+    assert code_distance(0) is None and code_distance(1) is None and code_distance(2) is None
+    assert DatabaseValue.from_code(win_code(5)) == DatabaseValue(1, 5)
+    assert DatabaseValue.from_code(loss_code(0)) == DatabaseValue(-1, 0)
+    assert DatabaseValue.from_code(0) == DatabaseValue(0, None)
+
+
+def test_holes_are_filled_with_the_most_common_code() -> None:
+    assert filled_holes(bytes([5, 0, 5, 7, 0]), bytes([1, 0, 1, 1, 0])) == bytes([5, 5, 5, 7, 5])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "magic", "block"])
+def test_damaged_table_files_are_refused(tmp_path: Path, damage: str) -> None:
+    path = str(tmp_path / "slice-0-1-0-1.egdb")
+    write_table(path, (0, 1, 0, 1), bytes(range(3)) * 5000, True, (0, 0, 0))
+    data = bytearray(Path(path).read_bytes())
+    if damage == "truncate":
+        data = data[:-10]
+    elif damage == "magic":
+        data[0] ^= 1
+    else:
+        data[-20] ^= 0xFF
+    Path(path).write_bytes(bytes(data))
+    with pytest.raises(TableFileError):
+        TableFile(path).codes()
+
+
+# -- the build against the rules ------------------------------------------------------
+
+
+def test_small_tables_match_the_documented_counts(three: str) -> None:
+    check_documented_counts(three, 3)
+
+
+def test_documented_table_lists_every_slice_up_to_4_pieces() -> None:
+    assert set(documented_counts()) == set(all_signatures(4))
+
+
+def test_verify_passes_on_a_built_database(three: str) -> None:
+    reports = verify_databases(three)
+    assert len(reports) == len(all_signatures(3))
+    assert all(report.ok for report in reports), [report.examples for report in reports if not report.ok]
+
+
+def test_verify_finds_a_wrong_value(three: str, tmp_path: Path) -> None:
+    for name in os.listdir(three):
+        shutil.copy(os.path.join(three, name), tmp_path / name)
+    signature = (1, 1, 0, 1)
+    path = table_path(str(tmp_path), signature)
+    table = TableFile(path)
+    codes = bytearray(table.codes())
+    counts = table.counts
+    table.close()
+    wrong, white, black, kings = next(SliceIndex(signature).positions())
+    right = codes[wrong]
+    codes[wrong] = 0 if right else win_code(1)
+    write_table(path, signature, codes, True, counts)
+    report = [report for report in verify_databases(str(tmp_path)) if report.signature == signature][0]
+    assert report.errors == 1 and not report.counts_match and not report.ok
+    fen = bits_position(white, black, kings).fen()
+    assert report.examples == [f"{fen}: stored {codes[wrong]}, expected {right}"]
+
+
+def test_probes_agree_with_the_successors_through_the_public_api(three: str) -> None:
+    database = EndgameDatabase(three)
+    rng = random.Random(12)
+    for _ in range(1500):
+        position = random_position(rng, 3)
+        assert database.probe(position) == successor_value(database, position), position.fen()
+    database.close()
+
+
+def test_known_endings(three: str) -> None:
+    database = EndgameDatabase(three)
+    # Two kings against one win from almost everywhere; a lone man against a king mostly loses.
+    assert database.probe(Position.from_fen("W:WK1,K5:BK30")) == DatabaseValue(1, 27)
+    assert database.probe(Position.from_fen("B:WK1,K5:BK30")) == DatabaseValue(-1, 32)
+    value = database.probe(Position.from_fen("W:WK14:BK10"))  # a king takes the king next to it
+    assert value is not None and value.result == 1 and value.distance == 1
+    assert database.probe(Position.from_fen("W:W21,22:B1,2,3")) is None  # 5 pieces: no table
+    assert database.probe(Position.from_fen("W:W21:B")) is None  # Black has lost already
+    assert database.pieces == 3
+    database.close()
+
+
+def test_a_won_ending_follows_the_distances_to_the_end(three: str) -> None:
+    """Winner nearest, loser farthest: each ply takes one off the distance, a capture or
+    man move starts a new count, and the game ends with the winner's win."""
+    database = EndgameDatabase(three)
+    board = Board(Position.from_fen("W:WK1,K5:BK30"))
+    winner = True
+    value = database.probe(board.position)
+    while value is not None and board.legal_moves():
+        assert value.distance is not None
+        best = None
+        for move in board.legal_moves():
+            after = database.probe(board.position.play(move))
+            key = (-1, 0) if after is None else (after.result, after.distance or 0)
+            if best is None or (key < best[0] if board.position.white_to_move == winner else key > best[0]):
+                best = (key, move)
+        assert best is not None
+        move = best[1]
+        zeroing = move.is_capture or not SQUARE_BIT[move.start] & board.position.kings
+        board.push(move)
+        after_value = database.probe(board.position)
+        if after_value is not None and not zeroing:
+            assert after_value.distance == value.distance - 1
+        value = after_value
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner is True
+    database.close()
+
+
+# -- resuming and the command ---------------------------------------------------------
+
+
+def test_an_interrupted_build_resumes_with_the_missing_table(three: str, tmp_path: Path) -> None:
+    for name in os.listdir(three):
+        shutil.copy(os.path.join(three, name), tmp_path / name)
+    missing = (0, 2, 0, 1)
+    before = Path(table_path(three, missing)).read_bytes()
+    os.remove(table_path(str(tmp_path), missing))
+    Path(table_path(str(tmp_path), missing) + ".part").write_bytes(b"half a table")
+    reports = build_databases(str(tmp_path), 3)
+    rebuilt = {report.signature for report in reports if report.seconds is not None}
+    assert rebuilt == {missing, flipped_signature(missing)}
+    assert Path(table_path(str(tmp_path), missing)).read_bytes() == before
+
+
+def run_pedina(*args: str) -> subprocess.CompletedProcess[str]:
+    assert PEDINA is not None
+    return subprocess.run([PEDINA, *args], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
+    folder = str(tmp_path / "db")
+    built = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder)
+    assert built.returncode == 0, built.stderr
+    assert "slice-0-1-0-1" in built.stdout and built.stdout.rstrip().splitlines()[-1].startswith("4 tables")
+    again = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder)
+    assert again.stdout.count("already built") == 4
+    probed = run_pedina("egdb", "probe", "W:WK14:BK10", "--dir", folder, "--moves")
+    assert probed.returncode == 0, probed.stderr
+    assert probed.stdout.splitlines() == [
+        "W:WK14:BK10  White to move: win (1 plies to the next capture or man move, or the end)",
+        "  14x5         then Black has no piece left: a loss"]
+    verified = run_pedina("egdb", "verify", "--dir", folder)
+    assert verified.returncode == 0 and verified.stdout.rstrip().endswith("all correct")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("egdb", "probe", "W:W1:B2"), "square 1"),
+    (("egdb", "probe", "W:WK1,K2,K3:BK10,K11", "--dir", "{folder}"), "no table"),
+    (("egdb", "verify", "--dir", "{folder}/none"), "no tables"),
+    (("egdb", "build", "--pieces", "1"), "--pieces"),
+])
+def test_command_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    folder = str(tmp_path)
+    result = run_pedina(*[arg.format(folder=folder) for arg in args])
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+def test_verify_command_fails_on_a_damaged_table(three: str, tmp_path: Path) -> None:
+    for name in os.listdir(three):
+        shutil.copy(os.path.join(three, name), tmp_path / name)
+    path = Path(table_path(str(tmp_path), (0, 1, 0, 2)))
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    result = run_pedina("egdb", "verify", "--dir", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("Error: ") and "corrupt" in result.stderr
+
+
+# -- up to 4 pieces (slow: CI runs them) ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = str(tmp_path_factory.mktemp("egdb4"))
+    build_databases(directory, 4, workers=2)
+    yield directory
+
+
+@pytest.mark.slow
+def test_four_piece_tables_match_the_documented_counts_and_verify(four: str) -> None:
+    check_documented_counts(four, 4)
+    reports = verify_databases(four)
+    assert len(reports) == len(all_signatures(4))
+    assert all(report.ok for report in reports), [report.examples for report in reports if not report.ok]
+
+
+@pytest.mark.slow
+def test_a_deep_search_never_contradicts_the_database(four: str) -> None:
+    """1,000 random positions of up to 4 pieces: where the search proves a win or a loss,
+    the database says the same."""
+    database = EndgameDatabase(four)
+    rng = random.Random(2024)
+    searcher = Searcher(hash_mb=16)
+    proven = 0
+    for _ in range(1000):
+        position = random_position(rng, 4)
+        if not legal_moves(position):
+            continue
+        value = database.probe(position)
+        assert value is not None
+        searcher.new_game()
+        score = searcher.search(Board(position), Limits(depth=14, nodes=40_000)).score
+        if proven_plies(score) is not None:
+            proven += 1
+            assert value.result == (1 if score > 0 else -1), (position.fen(), score, value)
+    assert proven >= 300
+    database.close()
