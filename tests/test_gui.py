@@ -231,9 +231,9 @@ def test_why_the_rules_ended_a_game() -> None:
     assert reason("B:W9:B1", ["1-5", "9x2"]) == "Black has no pieces left"
     assert reason("B:W5,10:B1", []) == "Black cannot move"
     kings = ["22-18", "5-1", "18-22", "1-5"]
-    assert reason("W:WK22:BK5,12", kings * 2) == "draw by repetition: the same position 3 times"
+    assert reason("W:WK22:BK5,12", kings * 2) == "the same position 3 times (repetition)"
     assert reason("W:WK22:BK5,12", kings, quiet_plies=4, repetitions=9) == (
-        "draw by the 40-move rule: 4 plies without a man move or a capture")
+        "4 plies without a man move or a capture (the 40-move rule)")
 
 
 def test_scores_and_principal_variations_for_the_page() -> None:
@@ -368,7 +368,7 @@ def test_takeback_and_draw_offer_against_the_engine() -> None:
         await page.send(type="draw")
         assert "accepts the draw" in (await page.expect("notice"))["message"]
         state = await page.expect("state", lambda m: m["result"] is not None)
-        assert state["result"] == {"result": "1/2-1/2", "reason": "draw agreed (Random accepted)"}
+        assert state["result"] == {"result": "1/2-1/2", "reason": "agreed (Random accepted the offer)"}
         assert state["legal"] == [] and "the game is over" in await page.error(
             '{"type": "move", "start": 22, "path": [18]}')
     run(body, [random_spec()])

@@ -34,19 +34,21 @@ WAIT = 30_000
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The address (with its token) of a ``pedina gui`` server."""
     engine = f"{sys.executable} {FIXTURE}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
-         "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub", "name=Pedina",
-         "--engine", f"cmd={engine}", "name=Random", "option.seed=4",
-         "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    log = tmp_path_factory.mktemp("gui") / "stderr.txt"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
+             "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub", "name=Pedina",
+             "--engine", f"cmd={engine}", "name=Random", "option.seed=4",
+             "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2"],
+            stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert process.stdout is not None
     found = re.search(r"http://\S+", process.stdout.readline())
     try:
-        assert found, "pedina gui printed no address"
+        assert found, f"pedina gui printed no address: {log.read_text()}"
         yield found.group()
     finally:
         process.terminate()
@@ -258,7 +260,8 @@ def test_a_whole_game_against_the_engine_by_clicks(page: Page) -> None:
     result = board(page, "result")
     status = page.inner_text("#status")
     assert result in ("1-0", "0-1", "1/2-1/2") and status.startswith(result)
-    assert re.search(r"cannot move|no pieces left|repetition|40-move rule", status), status
+    assert re.search(r"(White|Black) (cannot move|has no pieces left)|\(repetition\)|\(the 40-move rule\)",
+                     status), status
     assert page.inner_text("#move-list .result") == result
     shot(page, "play-end.png")
 

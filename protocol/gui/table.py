@@ -170,8 +170,8 @@ def rules_reason(board: Board, outcome: Outcome) -> str:
         pieces = position.white if position.white_to_move else position.black
         return f"{loser} has no pieces left" if not pieces else f"{loser} cannot move"
     if outcome.termination is Termination.REPETITION:
-        return f"draw by repetition: the same position {board.repetitions} times"
-    return (f"draw by the 40-move rule: {board.quiet_plies} plies without a man move or a capture")
+        return f"the same position {board.repetitions} times (repetition)"
+    return f"{board.quiet_plies} plies without a man move or a capture (the 40-move rule)"
 
 
 def white_view(score: int | None, white_to_move: bool) -> int | None:
@@ -782,7 +782,7 @@ class Table:
             self._notice(f"{name} declines the draw")
             return
         await self._halt()
-        self.verdict = ("1/2-1/2", f"draw agreed ({name} accepted)")
+        self.verdict = ("1/2-1/2", f"agreed ({name} accepted the offer)")
         self._notice(f"{name} accepts the draw")
         self._push_state()
 

@@ -332,7 +332,8 @@
       const atEnd = state.cursor === state.moves.length;
       if (state.thinking) status.textContent = `${state.players[state.thinking]} is thinking…`;
       else if (state.can.engine_move) status.textContent = "The engine failed: try it again, take back, or start a new game";
-      else if (state.white_to_move === (state.human === "white")) status.textContent = atEnd ? `Your move (${side})` : "Your move: go to the last position to play";
+      else if (!atEnd) status.textContent = "An earlier position: go to the last one (End) to play";
+      else if (state.white_to_move === (state.human === "white")) status.textContent = `Your move (${side})`;
       else status.textContent = `${side} to move (engine)`;
     } else if (state.mode === "watch") {
       status.textContent = `Engines playing · ${side} to move`;
