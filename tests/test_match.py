@@ -246,6 +246,38 @@ def test_plot_is_saved(tmp_path: Path) -> None:
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("name, words", [("no/such/folder/elo.png", "there is no folder"),
+                                         ("elo.xyz", "must end in a picture format")])
+def test_a_bad_plot_path_is_refused_before_any_game(tmp_path: Path, name: str, words: str) -> None:
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
+                 "--games", "2", "--plot", str(tmp_path / name))
+    assert result.exit_code == 1 and words in result.output
+    assert "games played" not in result.output and "0/2 games" not in result.output
+
+
+def test_a_plot_that_cannot_be_saved_fails_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Figure, "savefig", refuse)
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "option.seed=3", "--engine", f"cmd={RANDOM}", "name=B",
+                 "--depth", "1", "--games", "6", "--plot", str(tmp_path / "elo.png"))
+    assert result.exit_code == 1, result.output
+    assert "6 games played" in result.output
+    assert result.output.splitlines()[-1] == f"Error: cannot save the picture {tmp_path / 'elo.png'}: Permission denied"
+
+
+def test_an_infinite_elo_says_why_there_is_no_plot(tmp_path: Path) -> None:
+    picture = tmp_path / "elo.png"
+    result = run("--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=B", "option.mode=illegal",
+                 "--depth", "1", "--games", "4", "--plot", str(picture))
+    assert result.exit_code == 0, result.output
+    assert "no Elo plot: A won or lost every game (+4 =0 -0" in result.output and not picture.exists()
+    assert "Warning" not in result.output
+
+
 def test_plot_without_matplotlib_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     result = run("--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",
@@ -319,6 +351,12 @@ def test_openings_from_fen_lines_and_pdn_games(tmp_path: Path) -> None:
     with pytest.raises(MatchError, match="no playable opening"):
         read_openings(str(over))
     assert len(legal_moves(openings[1].start)) > 0
+    bom = tmp_path / "bom.pdn"  # a PDN file from a Windows tool: byte-order mark, or Windows-1252
+    bom.write_bytes(b"\xef\xbb\xbf" + write_game(board, {"Event": "Forl\u00ec"}, "*").encode("utf-8"))
+    latin = tmp_path / "latin.pdn"
+    latin.write_bytes(write_game(board, {"Event": "Forl\u00ec"}, "*").encode("cp1252"))
+    for path in (bom, latin):
+        assert [[m.hub() for m in o.moves] for o in read_openings(str(path))] == [["22-18", "12-16", "18-14"]]
 
 
 def test_each_gives_common_settings_and_engines_override_them(tmp_path: Path) -> None:
@@ -358,10 +396,12 @@ def test_time_control_levels_and_allowances() -> None:
     from pedina.protocol.match.game import TimeControl
     from pedina.protocol.match.options import parse_tc
 
-    assert parse_tc("10+0.1") == (10.0, 0.1)
-    assert parse_tc("1:30") == (90.0, 0.0)
-    with pytest.raises(MatchError, match="bad time control"):
-        parse_tc("40/60")
+    assert parse_tc("10+0.1") == (10.0, 0.1, None)
+    assert parse_tc("1:30") == (90.0, 0.0, None)
+    assert parse_tc("40/60+1") == (60.0, 1.0, 40) and parse_tc("20/1:00") == (60.0, 0.0, 20)
+    for bad in ("0/60", "40/", "/60", "40/60/2"):
+        with pytest.raises(MatchError, match="bad time control"):
+            parse_tc(bad)
     clock = TimeControl(base=10.0, inc=0.1)
     # the increment is credited before the move: time=9.5 inc=0.1 gives 9.6 s for this move
     assert clock.level(9.5) == {"time": "9.5", "inc": "0.1"}
@@ -373,6 +413,47 @@ def test_time_control_levels_and_allowances() -> None:
     assert TimeControl(depth=4).allowed(None) is None and str(TimeControl(depth=4)) == "depth 4"
     assert str(clock) == "10+0.1" and str(fixed) == "0.25s/move, depth 6, 5000 nodes"
     assert TimeControl(depth=3).merged(clock) == TimeControl(10.0, 0.1, None, 3, None)
+
+
+def test_moves_per_session_time_control() -> None:
+    from pedina.protocol.match.game import TimeControl
+
+    session = TimeControl(base=60.0, inc=1.0, moves=40)
+    assert str(session) == "40/60+1"
+    assert session.level(60.0) == {"moves": 40, "time": "60", "inc": "1"}
+    assert session.level(3.5, played=39)["moves"] == 1 and session.level(70.0, played=40)["moves"] == 40
+    assert session.clock_after(10.0, 2.0, 39) == pytest.approx(9.0)        # mid-session: the increment only
+    assert session.clock_after(10.0, 2.0, 40) == pytest.approx(69.0)       # the 40th move: the next 60 s
+    assert TimeControl(depth=2).merged(session) == TimeControl(60.0, 1.0, None, 2, None, 40)
+
+
+def test_a_moves_per_session_match_sends_level_moves_and_records_scores_as_comments(tmp_path: Path) -> None:
+    import re
+
+    from draughts.PDN import PDNReader
+
+    pdn = tmp_path / "session.pdn"
+    log = tmp_path / "hub.log"
+    result = run("--engine", f"cmd={PEDINA} --log {shlex.quote(str(log))}", "name=A", "option.seed=4",
+                 "--engine", f"cmd={PEDINA}", "name=B", "option.skill=12", "option.multipv=1",
+                 "--tc", "5/1+0.02", "--games", "2", "--maxplies", "30", "--pdnout", str(pdn))
+    assert result.exit_code == 0, result.output
+    assert "Engine failures" not in result.output
+    levels = re.findall(r"> level (.*)", log.read_text())
+    assert levels and all(re.fullmatch(r"moves=[1-5] time=\S+ inc=0.02", level) for level in levels), levels
+    assert {level.split()[0] for level in levels} == {f"moves={n}" for n in range(1, 6)}
+    ours = read_games(pdn.read_text())
+    assert len(ours) == len(PDNReader(filename=str(pdn)).games) == 2
+    for game in ours:
+        assert game.headers["TimeControl"] == "5/1+0.02"
+        white_is_a = game.headers["White"] == "A"
+        assert game.headers["WhiteOptions" if white_is_a else "BlackOptions"] == "seed=4"
+        assert game.headers["BlackOptions" if white_is_a else "WhiteOptions"] == "skill=12 multipv=1"
+    text = pdn.read_text()
+    comments = re.findall(r"\{([^}]*)\}", text)
+    # every engine move (27 a game after the 3-ply opening) has its score, depth and time
+    assert len(comments) == sum(len(g.board.moves) - 3 for g in ours)
+    assert all(re.fullmatch(r"[+-]\d+\.\d\d/\d+ \d+\.\d{3}s", comment) for comment in comments), comments
 
 
 def test_fixed_node_games(tmp_path: Path) -> None:

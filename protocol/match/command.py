@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import random
 import sys
@@ -18,6 +17,7 @@ from pedina.protocol.match.runner import ThreadVenue, Venue, check_engines, run_
 from pedina.protocol.match.schedule import all_openings, read_openings, schedule
 from pedina.protocol.match.stats import Sprt
 from pedina.protocol.match.tally import final_table, plot_history
+from pedina.protocol.plotting import check_plot_path
 
 
 @click.command(cls=MatchCommand)
@@ -33,7 +33,9 @@ from pedina.protocol.match.tally import final_table, plot_history
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --shuffle.")
 @click.option("--rounds", type=click.IntRange(1), help="Rounds (one opening each, every pair, both colours).")
 @click.option("--games", "max_games", type=click.IntRange(1), help="Stop after this many games.")
-@click.option("--tc", metavar="SECONDS+INC", help="Clock per engine, SECONDS+INCREMENT (increment credited before each move).")
+@click.option("--tc", metavar="[MOVES/]SECONDS+INC",
+              help="Clock per engine, SECONDS+INCREMENT (increment credited before each move); with MOVES/, "
+                   "SECONDS for every MOVES moves (40/60+1).")
 @click.option("--st", type=click.FloatRange(0, min_open=True), help="Seconds per move.")
 @click.option("--depth", type=click.IntRange(1), help="Fixed search depth.")
 @click.option("--nodes", type=click.IntRange(1), help="Fixed node count.")
@@ -76,8 +78,8 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
                    --engine cmd="pedina hub" name=skill10 option.skill=10 \\
                    --st 0.1 --games 100 --shuffle --concurrency 2 --pdnout games.pdn
     """
-    base, inc = parse_tc(tc) if tc else (None, 0.0)
-    default_tc = TimeControl(base, inc, st, depth, nodes)
+    base, inc, moves = parse_tc(tc) if tc else (None, 0.0, None)
+    default_tc = TimeControl(base, inc, st, depth, nodes, moves)
     common = parse_pairs(each, "--each")
     specs = [engine_spec(parse_pairs(text, "--engine"), common, default_tc, number)
              for number, text in enumerate(engines, start=1)]
@@ -113,10 +115,7 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
         except OSError as error:
             raise MatchError(f"cannot write {pdn_path}: {error.strerror or error}") from None
     if plot_path is not None:
-        try:
-            importlib.import_module("matplotlib")
-        except ImportError:
-            raise MatchError("--plot needs matplotlib: pip install 'pedina[plot]'") from None
+        check_plot_path(plot_path, "--plot")
     openings = read_openings(openings_path) if openings_path else all_openings()
     if shuffle:
         random.Random(seed).shuffle(openings)
@@ -148,12 +147,12 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
     console.message(f"{len(outcome.played)} games played in {clock_text(outcome.seconds)} ({rate:.1f} games/min)"
                     + (f", {outcome.resumed} resumed from {pdn_path}" if outcome.resumed else ""))
     if plot_path is not None and outcome.tally.history:
-        try:
-            plot_history(outcome.tally.history, f"{names[0]} vs {'field' if len(names) > 2 else names[1]}",
-                         plot_path)
+        if plot_history(outcome.tally.history, f"{names[0]} vs {'field' if len(names) > 2 else names[1]}",
+                        plot_path):
             console.message(f"Elo plot saved to {plot_path}")
-        except OSError as error:
-            console.message(f"cannot save the plot to {plot_path}: {error.strerror or error}")
+        else:
+            console.message(f"no Elo plot: {names[0]} won or lost every game "
+                            f"({outcome.tally.estimate(0).summary()}), so the Elo difference was never finite")
     if outcome.interrupted:
         console.message("interrupted" + (f": finished games are in {pdn_path}; run the same command with "
                                          "--resume to play the rest" if pdn_path else ""))

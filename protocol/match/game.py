@@ -17,9 +17,11 @@ from typing import Callable, Sequence
 
 from pedina.board import Board
 from pedina.move import Move, MoveError
+from pedina.pdn import MoveNote
 from pedina.position import Position
 from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubClient, SearchReport,
                                        seconds_text)
+from pedina.protocol.scores import men
 
 #: The variant asked of engines that declare a ``variant`` parameter.
 VARIANT = "italian"
@@ -27,13 +29,16 @@ VARIANT = "italian"
 
 @dataclass(frozen=True)
 class TimeControl:
-    """Limits for one engine's moves. ``base``/``inc`` is a clock kept by the runner."""
+    """Limits for one engine's moves. ``base``/``inc`` is a clock kept by the runner; with
+    ``moves``, ``base`` is the time of each session of that many moves (``40/60+1``: 60 s
+    for every 40 moves, 1 s more before each move), added to the clock as a session begins."""
 
     base: float | None = None
     inc: float = 0.0
     move_time: float | None = None
     depth: int | None = None
     nodes: int | None = None
+    moves: int | None = None
 
     @property
     def is_set(self) -> bool:
@@ -42,14 +47,16 @@ class TimeControl:
 
     def merged(self, other: TimeControl) -> TimeControl:
         """These limits, with ``other``'s where this one has none."""
-        clock = (self.base, self.inc) if self.base is not None else (other.base, other.inc)
+        clock = (self.base, self.inc, self.moves) if self.base is not None else (other.base, other.inc, other.moves)
         return TimeControl(clock[0], clock[1],
                            self.move_time if self.move_time is not None else other.move_time,
                            self.depth if self.depth is not None else other.depth,
-                           self.nodes if self.nodes is not None else other.nodes)
+                           self.nodes if self.nodes is not None else other.nodes, clock[2])
 
-    def level(self, clock: float | None) -> dict[str, object]:
-        """The ``level`` arguments for a move with ``clock`` seconds left (before the increment)."""
+    def level(self, clock: float | None, played: int = 0) -> dict[str, object]:
+        """The ``level`` arguments for a move with ``clock`` seconds left (before the increment),
+        after the engine has ``played`` moves of the game (with ``moves``: ``moves=`` those left
+        in the session)."""
         args: dict[str, object] = {}
         if self.depth is not None:
             args["depth"] = self.depth
@@ -58,10 +65,21 @@ class TimeControl:
         if self.move_time is not None:
             args["move-time"] = seconds_text(self.move_time)
         if clock is not None:
+            if self.moves:
+                args["moves"] = self.moves - played % self.moves
             args["time"] = seconds_text(clock)
             if self.inc:
                 args["inc"] = seconds_text(self.inc)
         return args
+
+    def clock_after(self, clock: float, elapsed: float, played: int) -> float:
+        """The clock after a move that took ``elapsed`` seconds, the engine's ``played``-th of the
+        game (counted from 1): the increment credited, and the next session's time when the move
+        ended a session."""
+        clock += self.inc - elapsed
+        if self.moves and self.base is not None and played % self.moves == 0:
+            clock += self.base
+        return clock
 
     def allowed(self, clock: float | None) -> float | None:
         """Seconds this move may take before it loses on time (``None``: no clock)."""
@@ -72,7 +90,8 @@ class TimeControl:
     def __str__(self) -> str:
         parts = []
         if self.base is not None:
-            parts.append(f"{seconds_text(self.base)}+{seconds_text(self.inc)}")
+            session = f"{self.moves}/" if self.moves else ""
+            parts.append(f"{session}{seconds_text(self.base)}+{seconds_text(self.inc)}")
         if self.move_time is not None:
             parts.append(f"{seconds_text(self.move_time)}s/move")
         if self.depth is not None:
@@ -162,18 +181,36 @@ class Failure:
 
 @dataclass
 class GameRecord:
-    """A finished game."""
+    """A finished game. ``reports`` has, for each move of ``board``, what the engine that
+    played it said (``None`` for the opening's moves; empty for a game read back from PDN)."""
 
     game: ScheduledGame
     board: Board
     result: str
     termination: str
     failure: Failure | None = None
+    reports: list[SearchReport | None] = field(default_factory=list)
 
     def points(self, engine: int) -> float:
         """The points ``engine`` scored in this game (it played one of the sides)."""
         white_points = {"1-0": 1.0, "0-1": 0.0}.get(self.result, 0.5)
         return white_points if engine == self.game.white else 1.0 - white_points
+
+    def move_notes(self) -> list[MoveNote | None]:
+        """PDN comments for the engines' moves as cutechess writes them: the score (in men, from
+        the mover's point of view) and depth of the engine's last ``info``, and the time the move
+        took: ``{+0.35/12 0.512s}``."""
+        notes: list[MoveNote | None] = []
+        for report in self.reports:
+            if report is None:
+                notes.append(None)
+                continue
+            parts = []
+            if report.score is not None:
+                parts.append(men(report.score) + (f"/{report.depth}" if report.depth is not None else ""))
+            parts.append(f"{report.elapsed:.3f}s")
+            notes.append(MoveNote(comment=" ".join(parts)))
+        return notes
 
 
 class Aborted(Exception):
@@ -241,14 +278,16 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
     board = game.opening.board()
     sides = (game.white, game.black)
     clocks = [specs[index].tc.base for index in sides]
+    played = [0, 0]  # moves each side's engine has made
     scores: tuple[list[int | None], list[int | None]] = ([], [])
+    reports: list[SearchReport | None] = [None] * len(board.moves)
     start_text = board.start.hub()
 
     def lose(side: int, reason: str, message: str, tail: list[str]) -> GameRecord:
         index = sides[side]
         seats.discard(index)
         return GameRecord(game, board, "0-1" if side == 0 else "1-0", reason,
-                          Failure(specs[index].name, reason, message, tail))
+                          Failure(specs[index].name, reason, message, tail), reports)
 
     for side, index in enumerate(sides):
         if stop.is_set():
@@ -262,9 +301,9 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
             raise Aborted
         outcome = board.outcome()
         if outcome is not None:
-            return GameRecord(game, board, outcome.result(), outcome.termination.value)
+            return GameRecord(game, board, outcome.result(), outcome.termination.value, reports=reports)
         if settings.maxplies is not None and len(board.moves) >= settings.maxplies:
-            return GameRecord(game, board, "1/2-1/2", "adjudication: maximum length")
+            return GameRecord(game, board, "1/2-1/2", "adjudication: maximum length", reports=reports)
         side = 0 if board.position.white_to_move else 1
         spec = specs[sides[side]]
         allowed = spec.tc.allowed(clocks[side])
@@ -272,7 +311,7 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
         try:
             engine = seats.get(sides[side])
             report: SearchReport = engine.go(start_text, [move.hub() for move in board.moves],
-                                             spec.tc.level(clocks[side]), timeout)
+                                             spec.tc.level(clocks[side], played[side]), timeout)
         except EngineError as error:
             if stop.is_set():
                 raise Aborted from error
@@ -285,13 +324,16 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
             move = board.parse_move(report.move)
         except MoveError as error:
             return lose(side, "illegal move", f"{spec.name}: {error}", engine.tail())
+        played[side] += 1
         clock = clocks[side]
         if clock is not None:
-            clocks[side] = clock + spec.tc.inc - report.elapsed
+            clocks[side] = spec.tc.clock_after(clock, report.elapsed, played[side])
         board.push(move)
+        reports.append(report)
         scores[side].append(report.score)
         record = _adjudicate(game, board, scores, settings)
         if record is not None:
+            record.reports = reports
             return record
 
 

@@ -21,15 +21,19 @@ class MatchError(click.ClickException):
     """A bad match setup: shown as one line, exit status 1."""
 
 
-def parse_tc(text: str) -> tuple[float, float]:
-    """``10+0.1``, ``40``, ``1:30+1`` as (seconds, increment)."""
-    match = re.fullmatch(r"\s*(?:(\d+):)?(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*", text)
+def parse_tc(text: str) -> tuple[float, float, int | None]:
+    """``10+0.1``, ``40``, ``1:30+1``, ``40/60+1`` as (seconds, increment, moves a session or ``None``):
+    ``MOVES/`` gives the clock ``SECONDS`` for every ``MOVES`` moves."""
+    match = re.fullmatch(r"\s*(?:(\d+)\s*/\s*)?(?:(\d+):)?(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*", text)
     if not match:
-        raise MatchError(f"bad time control {text!r} (expected SECONDS[+INCREMENT], e.g. 10+0.1)")
-    base = float(match.group(2)) + 60 * int(match.group(1) or 0)
+        raise MatchError(f"bad time control {text!r} (expected [MOVES/]SECONDS[+INCREMENT], e.g. 10+0.1 or 40/60+1)")
+    base = float(match.group(3)) + 60 * int(match.group(2) or 0)
     if base <= 0:
         raise MatchError(f"bad time control {text!r}: the clock must be positive")
-    return base, float(match.group(3) or 0)
+    moves = int(match.group(1)) if match.group(1) is not None else None
+    if moves == 0:
+        raise MatchError(f"bad time control {text!r}: a session needs at least one move")
+    return base, float(match.group(4) or 0), moves
 
 
 def _positive_number(key: str, value: str, kind: Callable[[str], float]) -> float:
@@ -63,8 +67,8 @@ def engine_spec(pairs: dict[str, str], common: dict[str, str], default_tc: TimeC
         if key.startswith("option."):
             options[key[len("option."):]] = value
         elif key == "tc":
-            base, inc = parse_tc(value)
-            tc = replace(tc, base=base, inc=inc)
+            base, inc, moves = parse_tc(value)
+            tc = replace(tc, base=base, inc=inc, moves=moves)
         elif key == "st":
             tc = replace(tc, move_time=_positive_number(key, value, float))
         elif key == "depth":

@@ -1,8 +1,8 @@
-"""The match's PDN file: each game written as it ends, and read back to resume a match.
+"""The match's PDN file read back to resume a match, and the tags each game is written with.
 
-Every finished game is appended and synced at once, so an interrupted match
-loses only the games in play; :func:`load_finished` finds the games already
-played and drops a game cut off while being written.
+Every finished game is appended and synced at once (:class:`~pedina.protocol.pdnfile.PdnOut`),
+so an interrupted match loses only the games in play; :func:`load_finished` finds
+the games already played and drops a game cut off while being written.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Iterator, Sequence, TextIO
+from typing import Iterator, Sequence
 
 from pedina.pdn import PdnError, read_game
 from pedina.protocol.match.game import EngineSpec, GameRecord, ScheduledGame
@@ -19,31 +19,17 @@ from pedina.protocol.match.options import MatchError
 
 def game_headers(record: GameRecord, specs: Sequence[EngineSpec], event: str, site: str,
                  date: str) -> dict[str, str]:
-    """The PDN tags of a finished game; ``Round``, ``White`` and ``Black`` are what resuming matches on."""
+    """The PDN tags of a finished game; ``Round``, ``White`` and ``Black`` are what resuming matches on.
+    ``WhiteOptions`` and ``BlackOptions`` give the parameters each engine was set to (``skill=10``)."""
     white, black = specs[record.game.white], specs[record.game.black]
     tc = str(white.tc) if white.tc == black.tc else f"{white.tc} / {black.tc}"
-    return {"Event": event, "Site": site, "Date": date, "Round": str(record.game.round),
+    tags = {"Event": event, "Site": site, "Date": date, "Round": str(record.game.round),
             "White": white.name, "Black": black.name, "Result": record.result, "TimeControl": tc,
             "Termination": record.termination}
-
-
-class PdnOut:
-    """The PDN output file: each game appended, flushed and synced as soon as it ends."""
-
-    def __init__(self, path: str) -> None:
-        self._file: TextIO = open(path, "a", encoding="utf-8")
-
-    def write(self, text: str) -> None:
-        """Append one game's PDN text, after a blank line unless it is the file's first."""
-        if self._file.tell() > 0:
-            text = "\n" + text
-        self._file.write(text)
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+    for colour, spec in (("White", white), ("Black", black)):
+        if spec.options:
+            tags[f"{colour}Options"] = " ".join(f"{name}={value}" for name, value in spec.options.items())
+    return tags
 
 
 def _chunks(text: str) -> Iterator[str]:

@@ -27,7 +27,8 @@ from pedina.protocol.hubclient import EngineError
 from pedina.protocol.match.console import Console, clock_text
 from pedina.protocol.match.game import Aborted, EngineSpec, GameRecord, ScheduledGame, Seats, Settings, play_hub_game
 from pedina.protocol.match.options import MatchError
-from pedina.protocol.match.resume import PdnOut, game_headers, load_finished
+from pedina.protocol.match.resume import game_headers, load_finished
+from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.match.stats import Sprt
 from pedina.protocol.match.tally import Tally
 
@@ -173,7 +174,8 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
     def take(item: GameRecord) -> None:
         if out is not None:
             out.write(write_game(item.board, game_headers(item, specs, event, site,
-                                                          time.strftime("%Y.%m.%d")), item.result))
+                                                          time.strftime("%Y.%m.%d")), item.result,
+                                 item.move_notes()))
         played.append(item)
         tally.add(item)
         if item.failure is not None:

@@ -13,8 +13,8 @@ from typing import Sequence
 
 from pedina.board import Board
 from pedina.move import Move
-from pedina.pdn import PdnError, read_games
-from pedina.position import Position, PositionError
+from pedina.pdn import PdnError, decode_pdn, read_fen_lines, read_games
+from pedina.position import Position
 from pedina.protocol.match.game import Opening, ScheduledGame
 from pedina.protocol.match.options import MatchError
 
@@ -49,18 +49,17 @@ def all_openings(plies: int = 3) -> list[Opening]:
 def read_openings(path: str) -> list[Opening]:
     """Openings from a file of FEN (or Hub) positions, one a line, or of PDN games.
 
-    A PDN game gives its start position and its moves. Openings whose game is already
-    over are left out.
+    A PDN game gives its start position and its moves (the file in any encoding
+    :func:`~pedina.pdn.decode_pdn` reads). Openings whose game is already over are left out.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        text = decode_pdn(Path(path).read_bytes())
     except OSError as error:
         raise MatchError(f"cannot read openings file {path}: {error.strerror or error}") from None
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    found: list[Opening] = []
-    try:
-        found = [Opening(Position.parse(line)) for line in lines]
-    except PositionError:
+    positions = read_fen_lines(text)
+    if positions is not None:
+        found = [Opening(position) for position in positions]
+    else:
         try:
             found = [Opening(game.board.start, tuple(game.board.moves)) for game in read_games(text)]
         except PdnError as error:

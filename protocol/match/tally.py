@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Sequence
 
 from pedina.protocol.match.game import EngineSpec, GameRecord
+from pedina.protocol.plotting import saved_figure
 from pedina.protocol.match.stats import EloEstimate, elo_estimate, elo_text
 
 
@@ -83,28 +84,25 @@ def final_table(tally: Tally, specs: Sequence[EngineSpec]) -> list[str]:
     return rows
 
 
-def plot_history(history: Sequence[EloEstimate], title: str, path: str) -> None:
-    """Save a picture of the Elo estimate and its 95% interval after each game."""
-    # matplotlib is optional (pedina[plot]) and slow to import: only a match with --plot needs it
-    import matplotlib
+def plot_history(history: Sequence[EloEstimate], title: str, path: str) -> bool:
+    """Save a picture of the Elo estimate and its 95% interval after each game; ``False``, with
+    nothing saved, when the estimate was never finite (one side won or lost every game).
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    The interval is drawn up to ±1000 where it is unbounded. Raises
+    :class:`click.ClickException` when the picture cannot be saved.
+    """
     points = [(n, e) for n, e in enumerate(history, start=1) if math.isfinite(e.elo)]
-    figure, axes = plt.subplots(figsize=(8, 4.5))
-    if points:
+    if not points:
+        return False
+    with saved_figure(path) as (figure, axes):
         games = [n for n, _ in points]
         cap = 1000.0
-        low = [max(-cap, e.low) for _, e in points]
-        high = [min(cap, e.high) for _, e in points]
-        axes.fill_between(games, low, high, alpha=0.25, label="95% interval")
-        axes.plot(games, [e.elo for _, e in points], label="Elo estimate")
-    axes.axhline(0.0, color="grey", linewidth=0.8)
-    axes.set_xlabel("games")
-    axes.set_ylabel("Elo difference")
-    axes.set_title(title)
-    axes.legend(loc="best")
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+        axes.fill_between(games, [max(-cap, e.low) for _, e in points], [min(cap, e.high) for _, e in points],
+                          alpha=0.25, label="95% interval")
+        axes.plot(games, [e.elo for _, e in points], marker="." if len(points) < 30 else "", label="Elo estimate")
+        axes.axhline(0.0, color="grey", linewidth=0.8)
+        axes.set_xlabel("games")
+        axes.set_ylabel("Elo difference")
+        axes.set_title(title)
+        axes.legend(loc="best")
+    return True
