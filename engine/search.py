@@ -27,6 +27,14 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   legal move does not use up depth.
 - Multi-PV and the skill setting need the exact score of several root moves:
   each iteration then searches every root move once, with the full window.
+- Endgame databases (:meth:`Searcher.set_egdb`): a position with few enough
+  pieces takes the database's exact value, in a band of its own below
+  :data:`MATE_BOUND` (see :func:`database_result`): a win scores
+  :data:`DATABASE_WIN` less its distance to the next capture or man move (none
+  right after one, which starts a new 40-move count), so the search plays the
+  win out; a win the 40-move count would take away (its distance reaches past
+  the count) scores as the draw it is. The root of such a position is searched
+  one ply: every move leads into the database.
 - Draws: the game's own move count (:attr:`Board.quiet_plies`) scores 0. A
   position that repeats one on the current line or in the game since the last
   irreversible move scores 0 too, whatever repetition count the game's rules
@@ -43,7 +51,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from pedina.board import Board
 from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
@@ -68,12 +76,36 @@ MAX_DEPTH = 99
 CHECK_MASK = 255
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
 _LEAF_ONE = 1 << 32
+#: A database win's score at distance 0 (a loss: its negation); below MATE_BOUND,
+#: since a database proves who wins, not in how many plies.
+DATABASE_WIN = MATE_BOUND - 2 * MAX_PLY
+#: The distance a database win gets when its table stores none (beyond any stored one).
+_UNKNOWN_DISTANCE = MAX_PLY
 
 
 def proven_plies(score: int) -> int | None:
     """The plies to the proven end of the game that ``score`` says (for a win or a
     loss alike), or ``None`` when it is an estimate."""
     return WIN - abs(score) if abs(score) > MATE_BOUND else None
+
+
+def database_result(score: int) -> int:
+    """1 when ``score`` is a database win, -1 a database loss, else 0."""
+    if DATABASE_WIN - _UNKNOWN_DISTANCE <= abs(score) <= DATABASE_WIN:
+        return 1 if score > 0 else -1
+    return 0
+
+
+class EndgameTables(Protocol):
+    """What the search needs of an endgame database (:class:`pedina.egdb.EndgameDatabase`)."""
+
+    #: Every position with at most this many pieces is in the tables.
+    pieces: int
+
+    def lookup(self, us: int, them: int, kings: int, white: bool) -> tuple[int, int] | None:
+        """(1 win, 0 draw or -1 loss for the side to move; the distance, -1 when not stored),
+        ``None`` for a position in no table."""
+        ...
 
 
 @dataclass
@@ -160,6 +192,8 @@ class Searcher:
         self._root_lines: dict[RawMove, list[RawMove]] = {}
         self._on_info: Callable[[Info], None] | None = None
         self._last_info: list[Info] = []
+        self._egdb: EndgameTables | None = None
+        self._egdb_pieces = 0
 
     # -- control from other threads ------------------------------------------------
 
@@ -173,6 +207,18 @@ class Searcher:
         """Resize the hash table (clears it)."""
         self.hash_mb = mb
         self.tt.resize(mb)
+
+    @property
+    def egdb(self) -> EndgameTables | None:
+        """The endgame tables the search probes (see :meth:`set_egdb`)."""
+        return self._egdb
+
+    def set_egdb(self, tables: EndgameTables | None) -> None:
+        """Probe ``tables`` wherever a position has few enough pieces (``None``: no database).
+        The hash table is cleared: its scores were found with other knowledge."""
+        self._egdb = tables
+        self._egdb_pieces = tables.pieces if tables is not None else 0
+        self.tt.clear()
 
     def stop(self) -> None:
         """Ask a running search to return as soon as possible (thread-safe)."""
@@ -245,6 +291,8 @@ class Searcher:
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if skilled:
             max_depth = min(max_depth, max(1, self.skill // 2 + 1))
+        if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
+            max_depth = 1  # every move leads into the database, which settles it
         if len(root_moves) == 1 and limits.on_clock:
             # Nothing to choose: a short search gives the move a true score, and it goes out at once.
             max_depth = min(max_depth, FORCED_MOVE_DEPTH)
@@ -334,7 +382,7 @@ class Searcher:
              alpha: int, beta: int, ply: int, quiet: int) -> int:
         """Principal-variation search of a node; ``quiet`` counts reversible plies before it."""
         if depth <= 0:
-            return self._quiesce(us, them, kings, white, alpha, beta, ply)
+            return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
         nodes = self.nodes + 1
         self.nodes = nodes
         if not nodes & CHECK_MASK:
@@ -350,6 +398,10 @@ class Searcher:
                 if path[j] == ident:
                     return 0
                 j -= 2
+        if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
+            known = self._database_score(us, them, kings, white, quiet)
+            if known is not None:
+                return known
         tt = self.tt
         table = tt.table
         slot = hash((ident,)) & tt.mask  # TranspositionTable.index, inlined
@@ -369,7 +421,7 @@ class Searcher:
                 if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
                     return score
         if ply >= MAX_PLY:
-            return self._quiesce(us, them, kings, white, alpha, beta, ply)
+            return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
         searched_depth = depth
         # The hash move, or else the first killer when it is legal here, is tried
         # before the move list is generated: it often cuts the node off, and then
@@ -425,7 +477,7 @@ class Searcher:
                 lines[next_ply] = []
             if depth <= 0:
                 value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white,
-                                       -beta, -alpha, next_ply)
+                                       -beta, -alpha, next_ply, child_quiet)
             elif i == 0:
                 value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
                                    -beta, -alpha, next_ply, child_quiet)
@@ -489,12 +541,18 @@ class Searcher:
                 moves.remove(killer)
                 moves.insert(0, killer)
 
-    def _quiesce(self, us: int, them: int, kings: int, white: bool, alpha: int, beta: int, ply: int) -> int:
-        """Play out the compulsory captures, then evaluate the quiet position."""
+    def _quiesce(self, us: int, them: int, kings: int, white: bool, alpha: int, beta: int, ply: int,
+                 quiet: int = 0) -> int:
+        """Play out the compulsory captures, then evaluate the quiet position; ``quiet``
+        counts the reversible plies before it (0: it follows a capture or man move)."""
         nodes = self.nodes + 1
         self.nodes = nodes
         if not nodes & CHECK_MASK:
             self._check()
+        if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
+            known = self._database_score(us, them, kings, white, quiet)
+            if known is not None:
+                return known
         captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them)
         if captures:
             best = -INF
@@ -514,6 +572,23 @@ class Searcher:
             self._seldepth = ply
         value = self._evaluate(us, them, kings, white)
         return ply - WIN if value == NO_MOVES else value
+
+    def _database_score(self, us: int, them: int, kings: int, white: bool, quiet: int) -> int | None:
+        """The database's score of a position (``None`` when no table holds it): see the
+        module's docstring; ``quiet`` counts the reversible plies before it."""
+        assert self._egdb is not None
+        found = self._egdb.lookup(us, them, kings, white)
+        if found is None:
+            return None
+        result, distance = found
+        if not result:
+            return 0
+        if distance < 0:
+            distance = _UNKNOWN_DISTANCE
+        elif quiet + distance > self._draw_plies:
+            return 0
+        score = DATABASE_WIN - distance if quiet else DATABASE_WIN
+        return score if result > 0 else -score
 
     # -- limits and reports -----------------------------------------------------------
 
@@ -639,4 +714,5 @@ def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
     return (white, black) if white_to_move else (black, white)
 
 
-__all__ = ["FORCED_MOVE_DEPTH", "INF", "Info", "Limits", "MATE_BOUND", "Result", "Searcher", "WIN", "proven_plies"]
+__all__ = ["DATABASE_WIN", "EndgameTables", "FORCED_MOVE_DEPTH", "INF", "Info", "Limits", "MATE_BOUND", "Result",
+           "Searcher", "WIN", "database_result", "proven_plies"]

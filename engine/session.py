@@ -33,7 +33,7 @@ from typing import Callable, Protocol
 
 from pedina.board import Board
 from pedina.move import Move
-from pedina.search import Info, Result, Searcher
+from pedina.search import EndgameTables, Info, Result, Searcher
 from pedina.timeman import GRACE, Limits, time_budget
 
 #: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
@@ -112,7 +112,8 @@ class Session:
 
     ``hash_mb``, ``multipv``, ``skill`` and ``seed`` are the searcher's settings
     (see :class:`~pedina.search.Searcher`); :meth:`configure` changes them, and
-    a searcher made to replace a stuck one gets them too. ``searcher_factory``
+    a searcher made to replace a stuck one gets them too, as it gets the endgame
+    database of :meth:`use_database`. ``searcher_factory``
     makes a searcher for a hash size (tests pass stubs); ``report`` receives a
     line for every abnormal event (a failed search, an illegal move, a stuck
     searcher), for the adapter to log or show.
@@ -127,6 +128,7 @@ class Session:
         self._factory = searcher_factory
         self._report = report
         self._searcher: SupportsSearch | None = None
+        self._egdb: EndgameTables | None = None
         self._thread: threading.Thread | None = None
         self._job: _SearchJob | None = None
 
@@ -143,6 +145,13 @@ class Session:
             self.skill = skill
         if seed is not None:
             self.seed = seed
+        if self._searcher is not None:
+            self._apply(self._searcher)
+
+    def use_database(self, tables: EndgameTables | None) -> None:
+        """Let the searcher probe these endgame tables (``None``: none); a searcher other
+        than :class:`~pedina.search.Searcher` (a test's stub) ignores them."""
+        self._egdb = tables
         if self._searcher is not None:
             self._apply(self._searcher)
 
@@ -319,6 +328,8 @@ class Session:
         searcher.multipv = self.multipv
         searcher.skill = self.skill
         searcher.seed = self.seed
+        if isinstance(searcher, Searcher) and searcher.egdb is not self._egdb:
+            searcher.set_egdb(self._egdb)
 
     def _note(self, text: str) -> None:
         if self._report is not None:

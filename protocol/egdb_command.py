@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 
 import click
 
@@ -37,6 +38,24 @@ def egdb() -> None:
 
     The default folder is the user's data folder (on Linux ~/.local/share/pedina/egdb).
     """
+
+
+def egdb_option(command: Callable[..., None]) -> Callable[..., None]:
+    """The ``--egdb DIR`` option of the commands that search (its value: :func:`open_egdb`)."""
+    return click.option("--egdb", "egdb_dir", type=click.Path(file_okay=False, exists=True), default=None,
+                        help="Probe the endgame database in this folder (see `pedina egdb`).")(command)
+
+
+def open_egdb(directory: str | None) -> EndgameDatabase | None:
+    """The database of ``--egdb`` (``None`` without the option), or a click error when the
+    folder holds no complete set of tables."""
+    if directory is None:
+        return None
+    database = EndgameDatabase(directory)
+    if not database.pieces:
+        raise click.BadParameter(f"{directory} holds no complete set of tables (see `pedina egdb build`)",
+                                 param_hint="--egdb")
+    return database
 
 
 def _folder(directory: str | None) -> str:

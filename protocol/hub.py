@@ -28,7 +28,7 @@ from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import FORCED_MOVE_DEPTH, Info, Searcher
+from pedina.search import FORCED_MOVE_DEPTH, EndgameTables, Info, Searcher, database_result
 from pedina.session import JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
@@ -58,6 +58,9 @@ def format_info(info: Info, with_multipv: bool) -> str:
     ]
     if with_multipv:
         pairs.append(("multipv", info.multipv))
+    result = database_result(info.score)
+    if result:
+        pairs.append(("egdb", "win" if result > 0 else "loss"))  # exact, but no number of plies
     if info.pv:
         pairs.append(("pv", " ".join(move.hub() for move in info.pv)))
     return format_line("info", pairs)
@@ -71,7 +74,7 @@ class Param:
     """A declared engine parameter: its Hub type, default and bounds."""
 
     name: str
-    type: str  # "bool", "int" or "enum"
+    type: str  # "bool", "int", "enum" or "string"
     default: str
     low: int = 0
     high: int = 0
@@ -101,6 +104,8 @@ class Param:
                 raise HubInputError(f"parameter {self.name} must be between {self.low} and {self.high}, "
                                     f"not {number}")
             return number
+        if self.type == "string":
+            return text
         if text not in self.values:
             raise HubInputError(f"parameter {self.name} takes one of {' '.join(self.values)}, not {text!r}")
         return text
@@ -115,8 +120,22 @@ def declared_params(hash_mb: int) -> dict[str, Param]:
         Param("multipv", "int", "1", low=1, high=32),
         Param("skill", "int", "20", low=0, high=20),
         Param("seed", "int", "0", low=0, high=2**31 - 1),
+        Param("egdb-path", "string", ""),
     ]
     return {param.name: param for param in params}
+
+
+def _endgame_database(directory: str) -> EndgameTables | None:
+    """The endgame database of the ``egdb-path`` parameter (``None`` for an empty path), or
+    :class:`HubInputError` when the folder holds no complete set of tables."""
+    if not directory:
+        return None
+    from pedina.egdb import EndgameDatabase
+
+    database = EndgameDatabase(directory)
+    if not database.pieces:
+        raise HubInputError(f"egdb-path {directory!r} holds no complete set of endgame tables")
+    return database
 
 
 # -- level ----------------------------------------------------------------------------
@@ -276,7 +295,10 @@ class HubServer:
         param = self._params.get(name)
         if param is None:
             raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(self._params)})")
-        self._values[name] = param.parse(value)
+        typed = param.parse(value)
+        if name == "egdb-path":
+            self._session.use_database(_endgame_database(value))
+        self._values[name] = typed
         self._session.configure(hash_mb=int(self._values["tt-size"]), multipv=int(self._values["multipv"]),
                                 skill=int(self._values["skill"]), seed=int(self._values["seed"]))
 

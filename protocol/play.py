@@ -18,8 +18,10 @@ from pedina.board import Board
 from pedina.move import Move, MoveError
 from pedina.pdn import write_game
 from pedina.position import Position, PositionError
+from pedina.search import EndgameTables
 from pedina.session import Session
 from pedina.timeman import Limits
+from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import men, proven_note
 
@@ -51,16 +53,18 @@ class TerminalGame:
     """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints.
 
     ``skill`` (0-20) weakens the engine (see :class:`~pedina.search.Searcher`); ``pdnout``
-    receives every game that was played (see the module's docstring).
+    receives every game that was played (see the module's docstring); ``egdb`` is an
+    endgame database for the engine.
     """
 
     def __init__(self, human_white: bool, limits: Callable[[], Limits], *, start: Position | None = None,
-                 hash_mb: int = 16, skill: int = 20, pdnout: PdnOut | None = None,
+                 hash_mb: int = 16, skill: int = 20, pdnout: PdnOut | None = None, egdb: EndgameTables | None = None,
                  ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
         self.limits = limits
         self.engine = Session(hash_mb=hash_mb)
         self.engine.configure(skill=skill)
+        self.engine.use_database(egdb)
         self.start = start or Position.start()
         self.board = Board(self.start)
         self.flipped = not human_white
@@ -230,8 +234,9 @@ def _read(prompt: str) -> str | None:
               help="Hash table size in MB.")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file when it ends or is left.")
+@egdb_option
 def play(colour: str, move_time: float | None, depth: int | None, start: str | None, skill: int, hash_mb: int,
-         pdn_path: str | None) -> None:
+         pdn_path: str | None, egdb_dir: str | None) -> None:
     """Play a game against Pedina in the terminal."""
     if move_time is not None and depth is not None:
         raise click.UsageError("give --time or --depth, not both")
@@ -243,10 +248,11 @@ def play(colour: str, move_time: float | None, depth: int | None, start: str | N
     def limits() -> Limits:
         return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
 
+    egdb = open_egdb(egdb_dir)
     pdnout = PdnOut.open_option(pdn_path)
     try:
         TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, skill=skill, pdnout=pdnout,
-                     ask=_read, say=click.echo).run()
+                     egdb=egdb, ask=_read, say=click.echo).run()
     finally:
         if pdnout is not None:
             pdnout.close()

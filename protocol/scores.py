@@ -7,12 +7,13 @@ named player's: :func:`for_white` turns the side to move's into White's), and
 spells out a proven result (:func:`proven_note`) instead of leaving it to be read
 from the number: a proven win in N plies is ``100 - N/100`` men, e.g. ``+99.95``,
 while an estimate, however large (a known won ending scores about ``+50``), is
-never written as one.
+never written as one. An endgame database's result (about ``+94``) is exact but
+says no number of plies: it is written as the database's.
 """
 
 from __future__ import annotations
 
-from pedina.search import proven_plies
+from pedina.search import database_result, proven_plies
 
 
 def men(score: int) -> str:
@@ -27,10 +28,12 @@ def for_white(score: int, white_to_move: bool) -> int:
 
 def proven_note(score: int, side: str, other: str) -> str:
     """``"White wins in 5 plies"`` for a proven ``score`` from ``side``'s point of view (``other``
-    wins when it is negative); empty for an estimate."""
+    wins when it is negative), ``"White wins (endgame database)"`` for a database result;
+    empty for an estimate."""
     plies = proven_plies(score)
     if plies is None:
-        return ""
+        result = database_result(score)
+        return f"{side if result > 0 else other} wins (endgame database)" if result else ""
     return f"{side if score > 0 else other} wins in {plies} pl{'y' if plies == 1 else 'ies'}"
 
 

@@ -8,6 +8,7 @@ against a deep search.
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pedina import Board, Limits, Position, Searcher, legal_moves
+from pedina import Board, Info, Limits, Position, Searcher, legal_moves
 from pedina.egdb import (
     DatabaseValue,
     EndgameDatabase,
@@ -36,7 +37,10 @@ from pedina.egdb import (
 from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
 from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
 from pedina.movegen import generate
-from pedina.search import proven_plies
+from pedina.protocol.hub import HubServer
+from pedina.protocol.hubline import parse_line
+from pedina.protocol.scores import proven_note
+from pedina.search import DATABASE_WIN, WIN, database_result, proven_plies
 from pedina.squares import SQUARE_BIT, squares_of
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "egdb.md"
@@ -315,6 +319,85 @@ def test_a_won_ending_follows_the_distances_to_the_end(three: str) -> None:
     database.close()
 
 
+# -- the search with a database ------------------------------------------------------
+
+
+def test_the_search_takes_the_database_value_and_plays_the_nearest_win(three: str) -> None:
+    database = EndgameDatabase(three)
+    searcher = Searcher(hash_mb=4)
+    searcher.set_egdb(database)
+    board = Board("W:WK1,K5:BK30")
+    infos: list[Info] = []
+    result = searcher.search(board, Limits(depth=10), infos.append)
+    after = database.probe(board.position.play(result.best)) if result.best is not None else None
+    assert after == DatabaseValue(-1, 26)  # the root's distance is 27: one less after the best move
+    assert result.depth == 1 and result.score == DATABASE_WIN - 26 and database_result(result.score) == 1
+    assert proven_plies(result.score) is None  # exact, but not a win in a number of plies
+    assert [database_result(info.score) for info in infos] == [1]
+    lost = searcher.search(Board("B:WK1,K5:BK30"), Limits(depth=10))
+    assert database_result(lost.score) == -1 and lost.score == -(DATABASE_WIN - 31)
+    database.close()
+
+
+def test_a_win_the_40_move_count_takes_away_is_a_draw(three: str) -> None:
+    database = EndgameDatabase(three)
+    searcher = Searcher(hash_mb=4)
+    searcher.set_egdb(database)
+    assert database.probe(Position.from_fen("W:WK1,K2:BK13")) == DatabaseValue(1, 33)
+    short = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=30), Limits(depth=4))
+    assert short.score == 0
+    enough = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=34), Limits(depth=4))
+    assert database_result(enough.score) == 1
+    database.close()
+
+
+@pytest.mark.parametrize("fen", ["W:WK1,K2:BK13", "W:WK1,25:BK21", "B:WK3:BK28,K32"])
+def test_won_endings_are_played_out_by_the_engine(three: str, fen: str) -> None:
+    """The engine against itself at 0.1 s a move, both with the database: the winner wins,
+    within the 40-move count (the game is played under it)."""
+    database = EndgameDatabase(three)
+    start = Position.from_fen(fen)
+    expected = database.probe(start)
+    assert expected is not None and expected.result == 1
+    board = Board(start)
+    sides = [Searcher(hash_mb=4), Searcher(hash_mb=4)]
+    for searcher in sides:
+        searcher.set_egdb(database)
+    while board.outcome() is None and len(board.moves) < 200:
+        move = sides[board.position.white_to_move].search(board, Limits(move_time=0.1)).best
+        assert move is not None
+        board.push(move)
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner == start.white_to_move, board.moves
+    database.close()
+
+
+def test_without_a_database_the_search_estimates(three: str) -> None:
+    result = Searcher(hash_mb=4).search(Board("W:WK1,K5:BK30"), Limits(depth=3))
+    assert result.depth == 3 and database_result(result.score) == 0
+
+
+def test_hub_engine_probes_the_egdb_path(three: str) -> None:
+    output = io.StringIO()
+    HubServer(output).run([f"set-param name=egdb-path value={three}",
+                           f"pos pos={Position.from_fen('W:WK1,K5:BK30').hub()}", "level depth=8", "go think",
+                           "set-param name=egdb-path value=/no/such/folder", "go think",
+                           'set-param name=egdb-path value=""', "go think"])
+    lines = output.getvalue().splitlines()
+    infos = [dict(parse_line(line)[1]) for line in lines if line.startswith("info ")]
+    errors = [line for line in lines if line.startswith("error ")]
+    assert infos[0]["egdb"] == "win" and infos[0]["depth"] == "1"
+    assert len(errors) == 1 and "/no/such/folder" in errors[0]
+    assert [info.get("egdb") for info in infos if info["depth"] == "1"] == ["win", "win", None]
+    assert sum(line.startswith("done move=") for line in lines) == 3
+
+
+def test_proven_note_names_the_database() -> None:
+    assert proven_note(DATABASE_WIN - 5, "White", "Black") == "White wins (endgame database)"
+    assert proven_note(-(DATABASE_WIN - 5), "White", "Black") == "Black wins (endgame database)"
+    assert proven_note(WIN - 5, "White", "Black") == "White wins in 5 plies"
+
+
 # -- resuming and the command ---------------------------------------------------------
 
 
@@ -357,6 +440,7 @@ def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
     (("egdb", "probe", "W:WK1,K2,K3:BK10,K11", "--dir", "{folder}"), "no table"),
     (("egdb", "verify", "--dir", "{folder}/none"), "no tables"),
     (("egdb", "build", "--pieces", "1"), "--pieces"),
+    (("play", "--egdb", "{folder}"), "no complete set of tables"),
 ])
 def test_command_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     folder = str(tmp_path)

@@ -134,6 +134,15 @@ class EndgameDatabase:
         other side's, the kings and the mover's colour; ``-1`` without a table."""
         return self.white_code(us, them, kings) if white else self.black_code(them, us, kings)
 
+    def lookup(self, us: int, them: int, kings: int, white: bool) -> tuple[int, int] | None:
+        """The search's probe (:class:`pedina.search.EndgameTables`): (1 win, 0 draw or -1
+        loss for the side to move; the distance, -1 when not stored), ``None`` without a table."""
+        code = self.code(us, them, kings, white)
+        if code <= 0:
+            return None if code < 0 else (0, -1)
+        distance = code_distance(code)
+        return 1 if code & 1 else -1, -1 if distance is None else distance
+
     def probe(self, position: Position) -> DatabaseValue | None:
         """The value of ``position`` for the side to move, ``None`` when no table holds it
         (too many pieces, or a side without pieces: the game is over)."""
