@@ -209,6 +209,14 @@ def test_engine_options_parse_like_the_match_runner() -> None:
         assert result.exit_code == 1 and error in result.output, result.output
 
 
+def test_a_port_in_use_is_one_line_of_error() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["gui", "--no-browser", "--port", str(port)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: cannot listen on 127.0.0.1:{port}: Address already in use")
+
+
 def test_without_the_web_stack_the_command_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gui_module, "missing_web_stack", lambda: ["starlette", "uvicorn"])
     result = CliRunner().invoke(main, ["gui", "--no-browser"])
