@@ -351,12 +351,9 @@ def test_a_win_the_40_move_count_takes_away_is_a_draw(three: str) -> None:
     database.close()
 
 
-@pytest.mark.parametrize("fen", ["W:WK1,K2:BK13", "W:WK1,25:BK21", "B:WK3:BK28,K32"])
-def test_won_endings_are_played_out_by_the_engine(three: str, fen: str) -> None:
-    """The engine against itself at 0.1 s a move, both with the database: the winner wins,
-    within the 40-move count (the game is played under it)."""
-    database = EndgameDatabase(three)
-    start = Position.from_fen(fen)
+def played_out(database: EndgameDatabase, start: Position) -> Board:
+    """The game from a won ``start``, the engine against itself at 0.1 s a move, both with
+    the database, played under the 40-move count (and stopped at 200 plies)."""
     expected = database.probe(start)
     assert expected is not None and expected.result == 1
     board = Board(start)
@@ -367,9 +364,17 @@ def test_won_endings_are_played_out_by_the_engine(three: str, fen: str) -> None:
         move = sides[board.position.white_to_move].search(board, Limits(move_time=0.1)).best
         assert move is not None
         board.push(move)
+    return board
+
+
+@pytest.mark.parametrize("fen", ["W:WK1,K2:BK13", "W:WK1,25:BK21", "B:WK3:BK28,K32"])
+def test_won_endings_are_played_out_by_the_engine(three: str, fen: str) -> None:
+    """Two kings against one, a king and a man against a king (the longest wins of their
+    tables), and a win with Black to move: the winner wins."""
+    start = Position.from_fen(fen)
+    board = played_out(EndgameDatabase(three), start)
     outcome = board.outcome()
     assert outcome is not None and outcome.winner == start.white_to_move, board.moves
-    database.close()
 
 
 def test_without_a_database_the_search_estimates(three: str) -> None:
@@ -501,3 +506,16 @@ def test_a_deep_search_never_contradicts_the_database(four: str) -> None:
             assert value.result == (1 if score > 0 else -1), (position.fen(), score, value)
     assert proven >= 300
     database.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signature", [(0, 3, 0, 1), (0, 2, 0, 2), (0, 2, 1, 1), (1, 1, 1, 1), (1, 2, 0, 1)])
+def test_the_longest_four_piece_wins_are_played_out(four: str, signature: Signature) -> None:
+    database = EndgameDatabase(four)
+    index, table = database.table(signature)
+    codes = table.codes()
+    longest = max((code for code in set(codes) if code & 1), key=lambda code: code_distance(code) or 0)
+    _, white, black, kings = next(entry for entry in index.positions() if codes[entry[0]] == longest)
+    board = played_out(database, bits_position(white, black, kings))
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner is True, board.moves

@@ -77,7 +77,7 @@ _MAN_ORIGINS: dict[int, tuple[int, ...]] = {
 Progress = Callable[[int], None]
 
 
-class BuildError(RuntimeError):
+class BuildError(Exception):
     """A table cannot be built (a table it needs is missing, or a distance overflows)."""
 
 
