@@ -16,7 +16,8 @@ The outputs go together:
 - ``--annotate FILE``: the games as PDN, each move followed by the score and
   depth of the position it led to (``{+0.35/12}``), ``$2`` (``?``) or ``$4``
   (``??``) after a move that lost ``--mistake`` or ``--blunder`` men against the
-  engine's best move, and that move's line as a variation;
+  engine's best move, and the engine's line as a variation after a move that
+  lost at least ``--better-line`` men;
 - ``--plot FILE``: a picture of the evaluation over each game, mistakes marked.
 
 Ctrl-C (or SIGTERM) stops the analysis: every output keeps what was finished
@@ -59,6 +60,8 @@ from pedina.protocol.scores import for_white, men, proven_note
 
 #: Scores beyond this many men are drawn at it on the plot (proven results, known endings).
 PLOT_CLIP = 10.0
+#: Plies between two labels of the plot at the same height.
+PLOT_LABEL_GAP = 8
 
 
 @dataclass
@@ -254,22 +257,34 @@ def table_row(label: str, played: str, item: Analysed, line: Line | None) -> str
 
 
 @dataclass(frozen=True)
+class Thresholds:
+    """What a move must lose against the engine's best, in hundredths of a man, for the best
+    line to be given as a variation (``better_line``) and to be marked ``?`` or ``??``."""
+
+    better_line: int
+    mistake: int
+    blunder: int
+
+
+@dataclass(frozen=True)
 class Assessment:
     """A move of a game judged against the engine's best move in the position before it.
 
     ``loss`` is what the move gave away, in hundredths of a man from the mover's
     view (0 or less when it was as good as the best); ``nag`` is 4 (``??``) from
-    the blunder threshold on, 2 (``?``) from the mistake threshold, else ``None``.
+    the blunder threshold on, 2 (``?``) from the mistake threshold, else ``None``;
+    ``best`` is the engine's line from the position before, given from the
+    better-line threshold on.
     """
 
     ply: int
     loss: int
     nag: int | None
-    best: Line | None  # the engine's line from the position before, when the move played was not its first
+    best: Line | None
 
 
-def assess(analysed: list[Analysed], mistake: int, blunder: int) -> list[Assessment]:
-    """Every move of a game whose position before and after were analysed (thresholds in hundredths)."""
+def assess(analysed: list[Analysed], thresholds: Thresholds) -> list[Assessment]:
+    """Every move of a game whose position before and after were analysed."""
     out = []
     for before, after in zip(analysed, analysed[1:]):
         if before.played is None or not before.lines:
@@ -279,8 +294,8 @@ def assess(analysed: list[Analysed], mistake: int, blunder: int) -> list[Assessm
             out.append(Assessment(before.ply, 0, None, None))
             continue
         loss = before.score + after.score  # the mover's best, less the mover's score after the move
-        nag = 4 if loss >= blunder else 2 if loss >= mistake else None
-        out.append(Assessment(before.ply, loss, nag, best if loss > 0 else None))
+        nag = 4 if loss >= thresholds.blunder else 2 if loss >= thresholds.mistake else None
+        out.append(Assessment(before.ply, loss, nag, best if loss >= thresholds.better_line else None))
     return out
 
 
@@ -294,11 +309,10 @@ def score_comment(item: Analysed) -> str:
     return f"{men(white)}/{item.depth}" + (f" {note}" if note else "")
 
 
-def annotated_game(subject: Subject, analysed: list[Analysed], mistake: int, blunder: int,
-                   annotator: str) -> str:
+def annotated_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds, annotator: str) -> str:
     """The PDN text of ``subject`` with each analysed move annotated (see the module's docstring)."""
     notes: list[MoveNote | None] = [None] * len(subject.board.moves)
-    for judged in assess(analysed, mistake, blunder):
+    for judged in assess(analysed, thresholds):
         before, after = analysed[judged.ply], analysed[judged.ply + 1]
         best = judged.best
         notes[judged.ply] = MoveNote(
@@ -310,7 +324,7 @@ def annotated_game(subject: Subject, analysed: list[Analysed], mistake: int, blu
     return write_game(subject.board, headers, subject.result, notes)
 
 
-def plot_game(subject: Subject, analysed: list[Analysed], mistake: int, blunder: int, path: str) -> None:
+def plot_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds, path: str) -> None:
     """Save a picture of the evaluation (White's view, in men, clipped at :data:`PLOT_CLIP`) after
     each ply of ``subject``, the mistakes and blunders marked with their moves."""
     plies = [item.ply for item in analysed]
@@ -321,18 +335,25 @@ def plot_game(subject: Subject, analysed: list[Analysed], mistake: int, blunder:
         axes.axhline(0.0, color="grey", linewidth=0.8)
         axes.fill_between(plies, values, 0.0, alpha=0.2)
         axes.plot(plies, values, color="black", linewidth=1.2, label="evaluation (White's view)")
+        judged = [item for item in assess(analysed, thresholds) if item.nag]
         for nag, colour, label in ((2, "orange", "mistake (?)"), (4, "red", "blunder (??)")):
-            marked = [judged for judged in assess(analysed, mistake, blunder) if judged.nag == nag]
-            if not marked:
-                continue
-            xs = [judged.ply + 1 for judged in marked]
-            ys = [values[judged.ply + 1] for judged in marked]
-            axes.scatter(xs, ys, color=colour, zorder=3, label=label)
-            for judged, x, y in zip(marked, xs, ys):
-                move = subject.board.moves[judged.ply]
-                text = (move_label(judged.ply, white_first)
-                        + Board(analysed[judged.ply].position).pdn(move) + ("??" if nag == 4 else "?"))
-                axes.annotate(text, (x, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
+            marked = [item for item in judged if item.nag == nag]
+            if marked:
+                axes.scatter([item.ply + 1 for item in marked], [values[item.ply + 1] for item in marked],
+                             color=colour, zorder=3, label=label)
+        # Each label goes on the first level (above, below, further above...) where the last
+        # label is far enough away not to overlap it.
+        levels = [8, -14, 20, -26, 32, -38]
+        last = [-PLOT_LABEL_GAP] * len(levels)
+        for item in judged:
+            move = subject.board.moves[item.ply]
+            text = (f"{move_label(item.ply, white_first)} {Board(analysed[item.ply].position).pdn(move)}"
+                    + ("??" if item.nag == 4 else "?"))
+            x = item.ply + 1
+            level = next((i for i, at in enumerate(last) if x - at >= PLOT_LABEL_GAP), 0)
+            last[level] = x
+            axes.annotate(text, (x, values[x]), textcoords="offset points", xytext=(0, levels[level]),
+                          ha="center", fontsize=7)
         axes.set_xlim(0, max(1, len(subject.board.moves)))
         axes.set_ylim(-PLOT_CLIP * 1.1, PLOT_CLIP * 1.1)
         axes.set_xlabel("ply")
@@ -364,8 +385,7 @@ class AnalysisSettings:
     jsonl: bool
     annotate: str | None
     plot: str | None
-    mistake: int
-    blunder: int
+    thresholds: Thresholds
 
 
 @contextmanager
@@ -471,11 +491,10 @@ def _finish_subject(subject: Subject, analysed: list[Analysed], settings: Analys
         _emit(out, f"result {subject.result}")
     if annotated is not None and subject.result is not None:
         annotated.write(("\n" if annotated.tell() else "")
-                        + annotated_game(subject, analysed, settings.mistake, settings.blunder, annotator))
+                        + annotated_game(subject, analysed, settings.thresholds, annotator))
         annotated.flush()
     if settings.plot is not None and subject.result is not None and len(analysed) > 1:
-        plot_game(subject, analysed, settings.mistake, settings.blunder,
-                  plot_path_for(settings.plot, subject, several))
+        plot_game(subject, analysed, settings.thresholds, plot_path_for(settings.plot, subject, several))
 
 
 def _document(kind: str, done: list[tuple[Subject, list[Analysed]]], settings: AnalysisSettings,
@@ -521,6 +540,8 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Save a picture of the evaluation over the game (several games: FILE-N.png). "
                    "Needs matplotlib.")
+@click.option("--better-line", type=click.FloatRange(0.01, 100), default=0.1, show_default=True,
+              help="Men a move must lose against the best one for --annotate to give the best line.")
 @click.option("--mistake", type=click.FloatRange(0.01, 100), default=0.5, show_default=True,
               help="Men a move must lose against the best one to be marked ? ($2) by --annotate and --plot.")
 @click.option("--blunder", type=click.FloatRange(0.01, 100), default=1.0, show_default=True,
@@ -528,8 +549,8 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=32, show_default=True,
               help="Hash table size in MB.")
 def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool, as_jsonl: bool,
-            game_number: int | None, annotate_path: str | None, plot_path: str | None, mistake: float,
-            blunder: float, hash_mb: int) -> None:
+            game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
+            mistake: float, blunder: float, hash_mb: int) -> None:
     """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
     (every move; - reads standard input).
 
@@ -555,7 +576,7 @@ def analyze(target: str, depth: int | None, move_time: float | None, multipv: in
     limits = (Limits(depth=depth, analysis=True) if depth is not None
               else Limits(move_time=move_time or 1.0, analysis=True))
     settings = AnalysisSettings(limits, multipv, hash_mb, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
-                        plot_path, round(mistake * 100), round(blunder * 100))
+                        plot_path, Thresholds(round(better_line * 100), round(mistake * 100), round(blunder * 100)))
     if not run_analysis(kind, subjects, settings):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

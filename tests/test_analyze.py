@@ -178,6 +178,17 @@ def test_annotated_pdn_and_plot(tmp_path: Path) -> None:
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_thresholds_decide_the_marks_and_the_variations(tmp_path: Path) -> None:
+    path = game_file(tmp_path, blunder_board())
+    annotated = tmp_path / "annotated.pdn"
+    result = run("analyze", str(path), "--depth", "4", "--annotate", str(annotated), "--better-line", "5",
+                 "--mistake", "2", "--blunder", "5")
+    assert result.returncode == 0, result.stderr
+    text = annotated.read_text()
+    # the blunder lost about 2.9 men: a mistake now, with no variation (it lost less than 5)
+    assert "(" not in text and "$4" not in text and re.search(r" 9-13 \$2 \{", text)
+
+
 def test_several_games_give_a_picture_each_and_annotate_them_all(tmp_path: Path) -> None:
     short = Board()
     for text in BLUNDER_GAME[:6]:
