@@ -28,7 +28,9 @@ Scores are in men. The table, the annotations and the plot show White's point
 of view; in JSON, ``score`` is the side to move's and ``white`` White's, and
 ``proven`` names the winner and the plies of a proven result (``null`` for an
 estimate). A proven win in N plies is ``100 - N/100`` men (``99.97``); no
-estimate is ever that large.
+estimate is ever that large. With ``--egdb DIR`` the endgame database's results
+are exact too, about ``94`` men, but carry no number of plies: the table says
+"(White wins (endgame database))" and JSON ``database`` names the winner.
 """
 
 from __future__ import annotations
@@ -52,10 +54,11 @@ from pedina.board import Board, Outcome
 from pedina.move import Move
 from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
 from pedina.position import Position, PositionError
-from pedina.search import WIN, Info, proven_plies
+from pedina.search import WIN, EndgameTables, Info, database_result, proven_plies
 from pedina.session import Session
 from pedina.timeman import Limits
 from pedina.protocol.plotting import check_plot_path, saved_figure
+from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.scores import for_white, men, proven_note
 
 #: Scores beyond this many men are drawn at it on the plot (proven results, known endings).
@@ -223,9 +226,11 @@ def line_json(position: Position, line: Line) -> dict[str, object]:
     white_score = for_white(line.score, position.white_to_move)
     pv = pdn_line(position, line.pv)
     plies = proven_plies(line.score)
-    proven = None if plies is None else {"winner": "white" if white_score > 0 else "black", "plies": plies}
+    winner = "white" if white_score > 0 else "black"
+    proven = None if plies is None else {"winner": winner, "plies": plies}
+    database = {"winner": winner} if database_result(line.score) else None
     return {"multipv": line.multipv, "move": pv[0] if pv else None, "score": round(line.score / 100, 2),
-            "white": round(white_score / 100, 2), "proven": proven, "depth": line.depth,
+            "white": round(white_score / 100, 2), "proven": proven, "database": database, "depth": line.depth,
             "nodes": line.nodes, "time": round(line.time, 3), "pv": pv}
 
 
@@ -386,6 +391,7 @@ class AnalysisSettings:
     annotate: str | None
     plot: str | None
     thresholds: Thresholds
+    egdb: EndgameTables | None = None
 
 
 @contextmanager
@@ -416,6 +422,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
     out = sys.stdout
     session = Session(hash_mb=settings.hash_mb)
     session.configure(multipv=settings.multipv)
+    session.use_database(settings.egdb)
     annotated: IO[str] | None = None
     if settings.annotate is not None:
         try:
@@ -548,9 +555,10 @@ def _place(subject: Subject) -> dict[str, object]:
               help="Men a move must lose against the best one to be marked ?? ($4).")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=32, show_default=True,
               help="Hash table size in MB.")
+@egdb_option
 def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool, as_jsonl: bool,
             game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
-            mistake: float, blunder: float, hash_mb: int) -> None:
+            mistake: float, blunder: float, hash_mb: int, egdb_dir: str | None) -> None:
     """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
     (every move; - reads standard input).
 
@@ -576,7 +584,8 @@ def analyze(target: str, depth: int | None, move_time: float | None, multipv: in
     limits = (Limits(depth=depth, analysis=True) if depth is not None
               else Limits(move_time=move_time or 1.0, analysis=True))
     settings = AnalysisSettings(limits, multipv, hash_mb, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
-                        plot_path, Thresholds(round(better_line * 100), round(mistake * 100), round(blunder * 100)))
+                        plot_path, Thresholds(round(better_line * 100), round(mistake * 100), round(blunder * 100)),
+                        open_egdb(egdb_dir))
     if not run_analysis(kind, subjects, settings):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

@@ -9,6 +9,7 @@ against a deep search.
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
 import re
@@ -440,12 +441,25 @@ def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
     assert verified.returncode == 0 and verified.stdout.rstrip().endswith("all correct")
 
 
+def test_analyze_reports_database_results(three: str) -> None:
+    table = run_pedina("analyze", "W:WK1,K5:BK30", "--depth", "6", "--egdb", three)
+    assert table.returncode == 0, table.stderr
+    row = table.stdout.splitlines()[1].split()
+    assert row[1:5] == ["+94.62", "1", "5-10", "5-10"] and table.stdout.rstrip().endswith("(White wins (endgame database))")
+    document = run_pedina("analyze", "B:WK1,K5:BK30", "--depth", "6", "--egdb", three, "--json")
+    line = json.loads(document.stdout)["lines"][0]
+    assert (line["white"], line["proven"], line["database"]) == (94.57, None, {"winner": "white"})
+    plain = json.loads(run_pedina("analyze", "B:WK1,K5:BK30", "--depth", "2", "--json").stdout)["lines"][0]
+    assert plain["database"] is None and plain["depth"] == 2
+
+
 @pytest.mark.parametrize("args, message", [
     (("egdb", "probe", "W:W1:B2"), "square 1"),
     (("egdb", "probe", "W:WK1,K2,K3:BK10,K11", "--dir", "{folder}"), "no table"),
     (("egdb", "verify", "--dir", "{folder}/none"), "no tables"),
     (("egdb", "build", "--pieces", "1"), "--pieces"),
     (("play", "--egdb", "{folder}"), "no complete set of tables"),
+    (("analyze", "W:WK1:BK30", "--egdb", "{folder}"), "no complete set of tables"),
 ])
 def test_command_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     folder = str(tmp_path)
