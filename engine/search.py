@@ -599,6 +599,9 @@ class Searcher:
 
     def _check(self) -> None:
         """Every few hundred nodes: stop flag, ponder hit, deadline, node limit, info requests."""
+        # Compiled, the tree never returns to the interpreter's loop, which is where the GIL
+        # changes hands: without this the protocol thread could not read a stop or a ping.
+        time.sleep(0)
         if self._stop_flag:
             raise _Abort
         if self._clock_start is None and self._ponder_hit_flag:
