@@ -138,7 +138,9 @@ def egdb_probe(position: str, directory: str | None, moves: bool) -> None:
 
 @egdb.command("verify")
 @_DIRECTORY
-def egdb_verify(directory: str | None) -> None:
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Processes checking tables at the same time.")
+def egdb_verify(directory: str | None, workers: int) -> None:
     """Check every position of every table in the folder against its successors.
 
     Exits with status 1 when a value or a table's counts are wrong.
@@ -152,7 +154,7 @@ def egdb_verify(directory: str | None) -> None:
     try:
         with click.progressbar(length=total, label=f"verifying {folder}", show_eta=True,
                                file=sys.stderr) as bar:
-            verify_databases(folder, progress=bar.update, on_table=reports.append)
+            verify_databases(folder, progress=bar.update, on_table=reports.append, workers=workers)
     except (TableFileError, LookupError) as error:
         raise click.ClickException(str(error)) from None
     bad = 0

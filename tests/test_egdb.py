@@ -437,7 +437,7 @@ def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
     assert probed.stdout.splitlines() == [
         "W:WK14:BK10  White to move: win (1 plies to the next capture or man move, or the end)",
         "  14x5         then Black has no piece left: a loss"]
-    verified = run_pedina("egdb", "verify", "--dir", folder)
+    verified = run_pedina("egdb", "verify", "--dir", folder, "--workers", "2")
     assert verified.returncode == 0 and verified.stdout.rstrip().endswith("all correct")
 
 
@@ -494,7 +494,7 @@ def four(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.mark.slow
 def test_four_piece_tables_match_the_documented_counts_and_verify(four: str) -> None:
     check_documented_counts(four, 4)
-    reports = verify_databases(four)
+    reports = verify_databases(four, workers=2)
     assert len(reports) == len(all_signatures(4))
     assert all(report.ok for report in reports), [report.examples for report in reports if not report.ok]
 

@@ -9,6 +9,7 @@ and each stored code must be the one its successors' codes give (see
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 from pedina.egdb.probe import EndgameDatabase
 from pedina.egdb.slices import Signature, SliceIndex, all_signatures, dependencies, flipped_signature
@@ -124,20 +125,44 @@ def verify_table(database: EndgameDatabase, signature: Signature,
     return VerifyReport(signature, index.positions_count, errors, examples, counts_match)
 
 
-def verify_databases(directory: str, progress: Callable[[int], None] | None = None,
-                     on_table: Callable[[VerifyReport], None] | None = None) -> list[VerifyReport]:
-    """Check every table in ``directory``, in build order; ``on_table`` gets each report."""
+def _verify_in(directory: str, signature: Signature) -> VerifyReport:
+    """:func:`verify_table` with a database of its own (one worker's task)."""
     database = EndgameDatabase(directory)
-    reports = []
     try:
-        largest = max((sum(signature) for signature in database.signatures), default=0)
-        for signature in all_signatures(largest):
-            if signature in database.signatures:
-                report = verify_table(database, signature, progress)
-                reports.append(report)
-                if on_table is not None:
-                    on_table(report)
+        return verify_table(database, signature)
+    finally:
+        database.close()
+
+
+def verify_databases(directory: str, progress: Callable[[int], None] | None = None,
+                     on_table: Callable[[VerifyReport], None] | None = None, workers: int = 1) -> list[VerifyReport]:
+    """Check every table in ``directory``, in build order; ``on_table`` gets each report.
+
+    ``workers`` > 1 checks tables in that many processes; ``progress`` then advances a
+    table at a time, else within tables.
+    """
+    database = EndgameDatabase(directory)
+    largest = max((sum(signature) for signature in database.signatures), default=0)
+    signatures = [signature for signature in all_signatures(largest) if signature in database.signatures]
+    reports = []
+
+    def finished(report: VerifyReport) -> None:
+        reports.append(report)
+        if on_table is not None:
+            on_table(report)
+
+    try:
+        if workers > 1:
+            with ProcessPoolExecutor(workers) as pool:
+                futures = [pool.submit(_verify_in, directory, signature) for signature in signatures]
+                for future in futures:
+                    report = future.result()
+                    finished(report)
+                    if progress is not None:
+                        progress(report.positions)
+        else:
+            for signature in signatures:
+                finished(verify_table(database, signature, progress))
     finally:
         database.close()
     return reports
-
