@@ -20,6 +20,9 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   preallocated list sized in MB, always-replace. It gives cut-offs at null
   window nodes and the first move to try everywhere.
 - Move order: hash move, two killers per ply, then the history counters.
+- Late-move reductions: a quiet move from the fourth on is searched a ply
+  shallower first, and again at full depth when it beats alpha (SPRT at 0.1 s
+  a move, 3-move openings with both colours: +33 ± 19 Elo over 888 games).
 - Captures are compulsory, so a position where the side to move can capture is
   never evaluated (the evaluation's precondition): the quiescence search plays
   out every capture sequence first, at the deepest ply too (a sequence of
@@ -72,6 +75,10 @@ MATE_BOUND = WIN - 2 * MAX_PLY
 FORCED_MOVE_DEPTH = 4
 INF = WIN + 1
 MAX_DEPTH = 99
+#: Late-move reductions: from the move with this index on (0 is the first)...
+LMR_MIN_MOVES = 3
+#: ...in nodes whose children have at least this depth left.
+LMR_MIN_DEPTH = 2
 #: The clock, node limit and stop flag are read when ``nodes & CHECK_MASK == 0``.
 CHECK_MASK = 255
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
@@ -482,8 +489,18 @@ class Searcher:
                 value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
                                    -beta, -alpha, next_ply, child_quiet)
             else:
-                value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
+                # A late quiet move (not a promotion) is first searched a ply shallower: it comes
+                # after the hash move, the killers and the best by history, so it rarely matters;
+                # when the shallow search says it does, it is searched again at full depth.
+                searched = depth
+                if (i >= LMR_MIN_MOVES and depth >= LMR_MIN_DEPTH and not taken
+                        and (frm & kings or not toggle)):
+                    searched = depth - 1
+                value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, searched,
                                    -alpha - 1, -alpha, next_ply, child_quiet)
+                if searched < depth and value > alpha:
+                    value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
+                                       -alpha - 1, -alpha, next_ply, child_quiet)
                 if alpha < value < beta:
                     value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
                                        -beta, -alpha, next_ply, child_quiet)
