@@ -33,6 +33,12 @@ def run(*args: str, stdin: str | None = None, timeout: float = 120) -> subproces
                           input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
 
 
+def terminal_sigint() -> None:
+    """In the child: Ctrl-C's default handling, as a terminal gives it (a test run in the
+    background starts with SIGINT ignored, and children inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def blunder_board() -> Board:
     board = Board()
     for text in BLUNDER_GAME:
@@ -111,7 +117,7 @@ def test_jsonl_streams_each_position_as_it_is_analysed(tmp_path: Path) -> None:
     assert PEDINA is not None
     path = game_file(tmp_path, blunder_board())
     child = subprocess.Popen([PEDINA, "analyze", str(path), "--time", "0.4", "--jsonl"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=terminal_sigint)
     assert child.stdout is not None
     game = json.loads(child.stdout.readline())
     first = json.loads(child.stdout.readline())
@@ -132,7 +138,8 @@ def test_an_interrupted_analysis_keeps_what_it_finished(tmp_path: Path, signum: 
     path = game_file(tmp_path, blunder_board())
     annotated = tmp_path / "annotated.pdn"
     child = subprocess.Popen([PEDINA, "analyze", str(path), "--time", "0.25", "--json", "--annotate",
-                              str(annotated)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              str(annotated)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=terminal_sigint)
     time.sleep(3.0)
     child.send_signal(signum)
     out, errors = child.communicate(timeout=10)
