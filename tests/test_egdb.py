@@ -49,10 +49,11 @@ PEDINA = shutil.which("pedina")
 
 
 def documented_counts() -> dict[Signature, tuple[int, tuple[int, int, int], tuple[int, int, int]]]:
-    """The counts table of docs/egdb.md: slice -> (positions, White to move (wins,
-    losses, draws), Black to move (wins, losses, draws))."""
+    """The counts table of docs/egdb.md (its section "Counts"): slice -> (positions, White
+    to move (wins, losses, draws), Black to move (wins, losses, draws))."""
     table = {}
-    for line in DOCS.read_text(encoding="utf-8").splitlines():
+    section = DOCS.read_text(encoding="utf-8").split("\n## Counts\n")[1].split("\n## ")[0]
+    for line in section.splitlines():
         match = re.fullmatch(r"\| slice-(\d+)-(\d+)-(\d+)-(\d+) \|(.*)\|", line.strip())
         if match:
             men, kings, other_men, other_kings = (int(group) for group in match.groups()[:4])

@@ -14,12 +14,12 @@ layout of :mod:`pedina.squares` bit ``i`` to bit ``35 - i``: :func:`flip_bits`.
 
 The index of a position in its table is a mixed-radix number of four
 combination ranks, most significant first: White's men among squares 5-32,
-Black's men among squares 1-28, White's kings among the squares the men leave
-free, Black's kings among the squares left after that. A rank is the colex rank
+Black's men among squares 1-28, White's kings among all 32 squares, Black's
+kings among all 32 (:class:`SliceIndex`). A rank is the colex rank
 ``sum(C(p_i, i + 1))`` of the pieces' places ``p_0 < p_1 < ...`` in their region.
-White's and Black's men are ranked independently, so an index whose men share a
-square is no position: such indices are *holes* (their stored value is 0, a
-draw, and nothing counts or probes them).
+Each kind of piece is ranked on its own, so an index where two pieces share a
+square is no position: such indices are *holes*, which nothing counts or probes
+(:meth:`SliceIndex.validity` tells them apart).
 """
 
 from __future__ import annotations
