@@ -65,8 +65,8 @@ _CAPTURES = 255
 #: ``flags`` bits: a win by a capture, promotion or man step; a position without moves.
 _ZEROING_WIN = 1
 _NO_MOVES = 2
-#: Positions between two progress reports in a scan.
-_TICK = 4096
+#: Positions between two progress reports (the scan, the retrograde pass, verification).
+PROGRESS_TICK = 4096
 
 #: Squares a king on a square came from in one step, and a white man (moving up).
 _KING_ORIGINS: dict[int, tuple[int, ...]] = {
@@ -137,7 +137,7 @@ def _scan(part: _Part, number: int, database: EndgameDatabase, queue: array[int]
     done = 0
     for index, us, them, kings in part.index.positions():
         done += 1
-        if progress is not None and done == _TICK:
+        if progress is not None and done == PROGRESS_TICK:
             progress(done)
             done = 0
         empty = board ^ us ^ them
@@ -266,7 +266,7 @@ def _retrograde(parts: list[_Part], queue: array[int], progress: Progress | None
                     values[index] = LOSS_CODE
                     queue.append(index << 1 | parent_number)
         done += 1
-        if progress is not None and done == _TICK:
+        if progress is not None and done == PROGRESS_TICK:
             progress(done)
             done = 0
     if progress is not None and done:

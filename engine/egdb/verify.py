@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
+from pedina.egdb.build import PROGRESS_TICK
 from pedina.egdb.probe import EndgameDatabase
 from pedina.egdb.slices import Signature, SliceIndex, all_signatures, dependencies, flipped_signature
 from pedina.egdb.store import LOSS_CODE, RESULT_OF_CODE, WIN_CODE, code_distance, loss_code, win_code
@@ -19,7 +20,6 @@ from pedina.squares import SQUARE_BIT, squares_of
 
 #: Wrong positions a report describes in full.
 _EXAMPLES = 5
-_TICK = 4096
 
 
 class VerifyReport:
@@ -116,7 +116,7 @@ def verify_table(database: EndgameDatabase, signature: Signature,
             if len(examples) < _EXAMPLES:
                 examples.append(f"{_fen(us, them, kings)}: stored {code}, expected {expected}")
         done += 1
-        if progress is not None and done == _TICK:
+        if progress is not None and done == PROGRESS_TICK:
             progress(done)
             done = 0
     if progress is not None and done:
