@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 
 import click
 
@@ -79,29 +80,52 @@ def _report_line(report: SliceReport) -> str:
 @_DIRECTORY
 @click.option("--distances", "distance_pieces", type=click.IntRange(0, MAX_BUILD_PIECES), default=4,
               show_default=True, help="Store distances in the tables with at most this many pieces.")
-@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="Processes solving independent tables at the same time.")
-def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers: int) -> None:
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="Processes solving independent tables at the same time [default: 1].")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Solve the tables as tasks on this Dask cluster: tcp://HOST:PORT, a scheduler file, or "
+                   "local:N (see the README).")
+def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers: int | None,
+               cluster: str | None) -> None:
     """Build the tables with at most PIECES pieces, smallest first.
 
     Tables already in the folder are kept: an interrupted build goes on with the
-    table it was building. One line per table: positions, results for the side to
+    tables it was building. One line per table: positions, results for the side to
     move, file size and build time.
     """
     folder = _folder(directory)
+    if cluster is not None and workers is not None:
+        raise click.ClickException("--workers is for this machine; on a cluster, each worker's threads are its own")
     total = 2 * sum(job_positions(job) for job in build_jobs(pieces))
     reports: list[SliceReport] = []
     started = time.perf_counter()
     try:
-        with click.progressbar(length=total, label=f"building up to {pieces} pieces in {folder}",
-                               show_eta=True, file=sys.stderr) as bar:
-            build_databases(folder, pieces, distance_pieces, workers, progress=bar.update, on_job=reports.extend)
+        with ExitStack() as stack:
+            runner = None
+            where = ""
+            if cluster is not None:
+                from pedina.protocol.egdb_cluster import ClusterJobs
+                from pedina.protocol.match.cluster import cluster_client, cluster_summary
+
+                client = stack.enter_context(cluster_client(cluster))
+                runner = ClusterJobs(client)
+                stack.callback(runner.cancel)
+                where = f" on Dask cluster {cluster} ({cluster_summary(client)})"
+            bar = stack.enter_context(click.progressbar(
+                length=total, label=f"building up to {pieces} pieces in {folder}{where}", show_eta=True,
+                file=sys.stderr))
+            built = build_databases(folder, pieces, distance_pieces, workers or 1, progress=bar.update,
+                                    on_job=reports.extend, runner=runner)
     except (BuildError, TableFileError, OSError) as error:
         raise click.ClickException(str(error)) from None
-    for report in reports:
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {len(reports)} tables are built in {folder}; run the same command again "
+                   "to build the rest", err=True)
+        sys.exit(130)
+    for report in built:
         click.echo(_report_line(report))
-    size = sum(report.file_bytes for report in reports)
-    click.echo(f"{len(reports)} tables, {sum(report.positions for report in reports):,} positions, "
+    size = sum(report.file_bytes for report in built)
+    click.echo(f"{len(built)} tables, {sum(report.positions for report in built):,} positions, "
                f"{size:,} bytes, in {time.perf_counter() - started:.1f} s")
 
 

@@ -10,8 +10,9 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import psutil  # type: ignore[import-untyped]
 import pytest
@@ -40,9 +41,38 @@ def pdn_games(pdn: Path) -> int:
     return pdn.read_text().count("[Event ") if pdn.exists() else 0
 
 
-def executing_games(dask_worker: Worker) -> list[str]:
-    """The game tasks running on ``dask_worker`` now (run there by ``Client.run``)."""
-    return [str(task.key) for task in dask_worker.state.executing if str(task.key).startswith("pedina-game-")]
+def executing_tasks(prefix: str, dask_worker: Worker) -> list[str]:
+    """The keys of the tasks named ``prefix...`` running on ``dask_worker`` now (run there by
+    ``Client.run``; ``pedina-game-`` for the games)."""
+    return [str(task.key) for task in dask_worker.state.executing if str(task.key).startswith(prefix)]
+
+
+@contextmanager
+def worker_killer(cluster: str, ready: Callable[[], bool], prefix: str) -> Iterator[list[str]]:
+    """While the block runs, as soon as ``ready()``, SIGKILL one worker running a task named
+    ``prefix...``; the list given is that task's key (empty if none was killed)."""
+    killed: list[str] = []
+    over = threading.Event()
+
+    def kill() -> None:
+        with Client(cluster) as client:
+            while not over.is_set() and not killed:
+                if ready():
+                    for address, keys in client.run(executing_tasks, prefix).items():
+                        if keys:
+                            pid = client.run(os.getpid, workers=[address])[address]
+                            os.kill(pid, signal.SIGKILL)
+                            killed.extend(keys)
+                            break
+                time.sleep(0.05)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        yield killed
+    finally:
+        over.set()
+        killer.join()
 
 
 def engine_processes() -> list[str]:
@@ -75,28 +105,10 @@ def test_a_worker_killed_during_a_game_loses_nothing(cluster: str, tmp_path: Pat
                 "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--maxplies", "40", "--games", "6"]
 
     assert run(*args(), "--pdnout", str(reference)).exit_code == 0
-    killed: list[str] = []
-    over = threading.Event()
-
-    def kill_a_worker_in_a_game() -> None:
-        with Client(cluster) as client:
-            while not over.is_set() and not killed:
-                if pdn_games(pdn) >= 1:
-                    for address, keys in client.run(executing_games).items():
-                        if keys:
-                            pid = client.run(os.getpid, workers=[address])[address]
-                            os.kill(pid, signal.SIGKILL)
-                            killed.extend(keys)
-                            break
-                time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_a_worker_in_a_game)
-    killer.start()
     # A is slow (0.05 s a move), so a game lasts about a second: the kill lands in one
-    result = run(*args("option.mode=slow", "option.delay=0.05", f"option.log={log}"),
-                 "--cluster", cluster, "--pdnout", str(pdn))
-    over.set()
-    killer.join()
+    with worker_killer(cluster, lambda: pdn_games(pdn) >= 1, "pedina-game-") as killed:
+        result = run(*args("option.mode=slow", "option.delay=0.05", f"option.log={log}"),
+                     "--cluster", cluster, "--pdnout", str(pdn))
     assert result.exit_code == 0, result.output
     assert len(killed) == 1
     assert "6 games played" in result.output and "6/6 games" in result.output
@@ -122,7 +134,7 @@ def test_an_sprt_that_stops_early_cancels_the_pending_games(cluster: str, tmp_pa
     time.sleep(1.0)
     assert played <= new_games(log) <= played + 4     # the games in play when it stopped, and no others
     with Client(cluster) as client:                   # nothing left running on the workers
-        assert all(not keys for keys in client.run(executing_games).values())
+        assert all(not keys for keys in client.run(executing_tasks, "pedina-game-").values())
         assert all(not engines for engines in client.run(engine_processes).values())
 
 

@@ -17,23 +17,34 @@ the counts of every slice are in ``docs/egdb.md``::
     print(database.probe(Position.from_fen("W:WK1,K5:BK30")))   # win, 7 plies to ...
 """
 
-from pedina.egdb.build import BuildError, SliceReport, build_databases, build_job, job_positions, solve_job
+from pedina.egdb.build import (
+    BuildError,
+    JobFiles,
+    JobRunner,
+    SliceReport,
+    build_databases,
+    build_job,
+    build_job_files,
+    job_positions,
+    solve_job,
+)
 from pedina.egdb.probe import DatabaseValue, EndgameDatabase, default_directory, table_path
 from pedina.egdb.slices import (
+    Job,
     Signature,
     SliceIndex,
     all_signatures,
     build_jobs,
     dependencies,
-    job_level,
+    job_dependencies,
     slice_name,
 )
-from pedina.egdb.store import TableFile, TableFileError
+from pedina.egdb.store import TableFile, TableFileError, write_whole
 from pedina.egdb.verify import VerifyReport, verify_databases, verify_table
 
 __all__ = [
-    "BuildError", "DatabaseValue", "EndgameDatabase", "Signature", "SliceIndex", "SliceReport", "TableFile",
-    "TableFileError", "VerifyReport", "all_signatures", "build_databases", "build_job", "build_jobs",
-    "default_directory", "dependencies", "job_level", "job_positions", "slice_name", "solve_job", "table_path",
-    "verify_databases", "verify_table",
+    "BuildError", "DatabaseValue", "EndgameDatabase", "Job", "JobFiles", "JobRunner", "Signature", "SliceIndex",
+    "SliceReport", "TableFile", "TableFileError", "VerifyReport", "all_signatures", "build_databases", "build_job",
+    "build_job_files", "build_jobs", "default_directory", "dependencies", "job_dependencies", "job_positions",
+    "slice_name", "solve_job", "table_path", "verify_databases", "verify_table", "write_whole",
 ]

@@ -29,18 +29,22 @@ irreversible move comes, which is what the 40-move count needs).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from array import array
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 from pedina.egdb.probe import EndgameDatabase, table_path
 from pedina.egdb.slices import (
+    Job,
     Signature,
     SliceIndex,
     build_jobs,
-    dependencies,
-    job_level,
+    job_dependencies,
     signature_of,
     slice_name,
 )
@@ -75,6 +79,30 @@ _MAN_ORIGINS: dict[int, tuple[int, ...]] = {
     bit: tuple(frm for frm in (bit << 4, bit << 5) if frm & BOARD) for bit in SQUARE_BIT[1:]}
 #: ``progress(positions)``: that many more positions of work are done.
 Progress = Callable[[int], None]
+#: What solving a job away from its folder gives (:func:`build_job_files`): each table's file, and the reports.
+JobFiles = tuple[dict[Signature, bytes], list["SliceReport"]]
+
+_Item = TypeVar("_Item")
+
+
+def counted(items: Iterable[_Item], progress: Progress | None) -> Iterator[_Item]:
+    """``items``, telling ``progress`` of every :data:`PROGRESS_TICK` of them taken, and of
+    the rest when they run out (a call per item would cost more than the item's work)."""
+    done = 0
+    for item in items:
+        yield item
+        done += 1
+        if progress is not None and done == PROGRESS_TICK:
+            progress(done)
+            done = 0
+    if progress is not None and done:
+        progress(done)
+
+
+def _popped(queue: array[int]) -> Iterator[int]:
+    """The items of ``queue`` popped one by one until it is empty, while it may grow."""
+    while queue:
+        yield queue.pop()
 
 
 class BuildError(Exception):
@@ -134,12 +162,7 @@ def _scan(part: _Part, number: int, database: EndgameDatabase, queue: array[int]
     king_moves = part.king_moves
     flags = part.flags
     board = BOARD
-    done = 0
-    for index, us, them, kings in part.index.positions():
-        done += 1
-        if progress is not None and done == PROGRESS_TICK:
-            progress(done)
-            done = 0
+    for index, us, them, kings in counted(part.index.positions(), progress):
         empty = board ^ us ^ them
         captures = generate_captures(us, them, kings, True, empty)
         if captures:
@@ -195,8 +218,6 @@ def _scan(part: _Part, number: int, database: EndgameDatabase, queue: array[int]
             queue.append(index << 1 | number)
         else:
             counts[index] = inside + drawn
-    if progress is not None and done:
-        progress(done)
 
 
 def _predecessors(child: SliceIndex, index: int, parent: SliceIndex, kings_only: bool) -> list[int]:
@@ -236,9 +257,7 @@ def _predecessors(child: SliceIndex, index: int, parent: SliceIndex, kings_only:
 
 def _retrograde(parts: list[_Part], queue: array[int], progress: Progress | None) -> None:
     """Phase 2: settle predecessors from the settled positions until none is left."""
-    done = 0
-    while queue:
-        item = queue.pop()
+    for item in counted(_popped(queue), progress):
         number = item & 1
         part = parts[number]
         parent = parts[len(parts) - 1 - number]
@@ -265,12 +284,6 @@ def _retrograde(parts: list[_Part], queue: array[int], progress: Progress | None
                 if not count:
                     values[index] = LOSS_CODE
                     queue.append(index << 1 | parent_number)
-        done += 1
-        if progress is not None and done == PROGRESS_TICK:
-            progress(done)
-            done = 0
-    if progress is not None and done:
-        progress(done)
 
 
 def _distances(parts: list[_Part]) -> None:
@@ -327,13 +340,12 @@ def _distances(parts: list[_Part]) -> None:
             raise BuildError(f"{slice_name(part.signature)}: a win or loss got no distance")
 
 
-def solve_job(job: tuple[Signature, ...], database: EndgameDatabase, distances: bool,
+def solve_job(job: Job, database: EndgameDatabase, distances: bool,
               progress: Progress | None = None) -> list[bytearray]:
     """The codes of each table of ``job`` (see :mod:`pedina.egdb.store`), its exits
     read from ``database``. ``progress`` gets each table's positions twice (scan,
     then retrograde and the draws left over)."""
-    needed = sorted({signature for member in job for signature in dependencies(member)})
-    database.load([signature for signature in needed if signature in database.signatures])
+    database.load([signature for signature in job_dependencies(job) if signature in database.signatures])
     parts = [_Part(signature, distances) for signature in job]
     queue = array("q")  # settled positions to go back from, as index << 1 | table: 8 bytes each
     for number, part in enumerate(parts):
@@ -347,7 +359,7 @@ def solve_job(job: tuple[Signature, ...], database: EndgameDatabase, distances: 
     return [part.values for part in parts]
 
 
-def job_positions(job: tuple[Signature, ...]) -> int:
+def job_positions(job: Job) -> int:
     """Positions of a job's tables, holes left out."""
     return sum(SliceIndex(signature).positions_count for signature in job)
 
@@ -368,7 +380,7 @@ def built_report(directory: str, signature: Signature) -> SliceReport | None:
     return report
 
 
-def build_job(directory: str, job: tuple[Signature, ...], distances: bool,
+def build_job(directory: str, job: Job, distances: bool,
               progress: Progress | None = None) -> list[SliceReport]:
     """Solve one job from the tables in ``directory`` and write its tables there."""
     database = EndgameDatabase(directory)
@@ -388,49 +400,107 @@ def build_job(directory: str, job: tuple[Signature, ...], distances: bool,
     return reports
 
 
+def build_job_files(job: Job, inputs: dict[Signature, bytes], distances: bool) -> JobFiles:
+    """Solve one job without its folder, as a machine that does not share it does:
+    ``inputs`` are the files of the tables it reads (:func:`job_dependencies`), by
+    signature; the result is the files of the job's tables and their reports. The
+    work is done in a temporary folder, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="pedina-egdb-") as scratch:
+        for signature, data in inputs.items():
+            Path(table_path(scratch, signature)).write_bytes(data)
+        reports = build_job(scratch, job, distances)
+        files = {signature: Path(table_path(scratch, signature)).read_bytes() for signature in job}
+    return files, reports
+
+
+class JobRunner(Protocol):
+    """Where :func:`build_databases` has its jobs solved. It starts a job once the tables the
+    job reads are in the folder, and waits for one to end whenever it has none to start."""
+
+    def start(self, directory: str, job: Job, distances: bool) -> None:
+        """Begin solving ``job`` from the tables in ``directory`` (with distances or not)."""
+
+    def wait(self) -> tuple[Job, list[SliceReport]]:
+        """A started job once it has ended, its tables written into its folder, with their reports."""
+
+
+class _InProcess:
+    """Jobs solved here, one at a time in the order started, ``progress`` told within each."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self._progress = progress
+        self._started: deque[tuple[str, Job, bool]] = deque()
+
+    def start(self, directory: str, job: Job, distances: bool) -> None:
+        self._started.append((directory, job, distances))
+
+    def wait(self) -> tuple[Job, list[SliceReport]]:
+        directory, job, distances = self._started.popleft()
+        return job, build_job(directory, job, distances, self._progress)
+
+
+class _ProcessPool:
+    """Jobs solved in a pool of ``workers`` processes, sharing the folder."""
+
+    def __init__(self, workers: int) -> None:
+        self.pool = ProcessPoolExecutor(workers)
+        self._running: dict[Future[list[SliceReport]], Job] = {}
+
+    def start(self, directory: str, job: Job, distances: bool) -> None:
+        self._running[self.pool.submit(build_job, directory, job, distances)] = job
+
+    def wait(self) -> tuple[Job, list[SliceReport]]:
+        done, _ = wait(self._running, return_when=FIRST_COMPLETED)
+        future = next(iter(done))
+        return self._running.pop(future), future.result()
+
+
 def build_databases(directory: str, pieces: int, distance_pieces: int = 4, workers: int = 1,
                     progress: Progress | None = None,
-                    on_job: Callable[[list[SliceReport]], None] | None = None) -> list[SliceReport]:
+                    on_job: Callable[[list[SliceReport]], None] | None = None,
+                    runner: JobRunner | None = None) -> list[SliceReport]:
     """Build every table with at most ``pieces`` pieces into ``directory`` (made if
-    needed), tables of at most ``distance_pieces`` pieces with distances.
+    needed), tables of at most ``distance_pieces`` pieces with distances; the reports
+    of every table, in build order.
 
-    Tables already there are kept, so an interrupted build goes on from the job it
-    was in. ``workers`` > 1 solves the jobs of one level (:func:`job_level`) in that
-    many processes; ``progress`` then advances a job at a time, else within jobs.
-    ``on_job`` gets each job's reports as it ends (or is found built).
+    Tables already there are kept, so an interrupted build goes on from the jobs it
+    was in. A job starts as soon as the tables it reads (:func:`job_dependencies`)
+    are built: ``workers`` > 1 solves that many jobs at a time in as many processes,
+    and ``runner`` solves them wherever it does instead (``workers`` is then unused).
+    ``progress`` advances within jobs when they are solved here one at a time, else a
+    job at a time. ``on_job`` gets each job's reports as it ends (or is found built).
     """
     os.makedirs(directory, exist_ok=True)
-    reports: list[SliceReport] = []
+    reports: dict[Signature, SliceReport] = {}
+    here = runner is None and workers == 1
+    solver = runner if runner is not None else _InProcess(progress) if here else _ProcessPool(workers)
 
-    def finished(job_reports: list[SliceReport]) -> None:
-        reports.extend(job_reports)
+    def finished(job: Job, job_reports: list[SliceReport], progressed: bool) -> None:
+        reports.update((report.signature, report) for report in job_reports)
         if on_job is not None:
             on_job(job_reports)
+        if progress is not None and not progressed:
+            progress(2 * job_positions(job))
 
-    levels: dict[tuple[int, int], list[tuple[Signature, ...]]] = {}
-    for job in build_jobs(pieces):
-        levels.setdefault(job_level(job), []).append(job)
-    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    jobs = build_jobs(pieces)
+    waiting = []
+    for job in jobs:
+        found = [built_report(directory, signature) for signature in job]
+        if all(report is not None for report in found):
+            finished(job, [report for report in found if report is not None], False)
+        else:
+            waiting.append(job)
+    running = 0
     try:
-        for level in sorted(levels):
-            waiting = []
-            for job in levels[level]:
-                found = [built_report(directory, signature) for signature in job]
-                if all(report is not None for report in found):
-                    finished([report for report in found if report is not None])
-                    if progress is not None:
-                        progress(2 * job_positions(job))
-                    continue
-                distances = sum(job[0]) <= distance_pieces
-                if pool is None:
-                    finished(build_job(directory, job, distances, progress))
-                else:
-                    waiting.append((job, pool.submit(build_job, directory, job, distances)))
-            for job, future in waiting:
-                finished(future.result())
-                if progress is not None:
-                    progress(2 * job_positions(job))
+        while waiting or running:
+            for job in [job for job in waiting if all(needed in reports for needed in job_dependencies(job))]:
+                waiting.remove(job)
+                solver.start(directory, job, sum(job[0]) <= distance_pieces)
+                running += 1
+            job, job_reports = solver.wait()
+            running -= 1
+            finished(job, job_reports, here)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    return reports
+        if isinstance(solver, _ProcessPool):
+            solver.pool.shutdown(cancel_futures=True)
+    return [reports[signature] for job in jobs for signature in job]

@@ -32,6 +32,8 @@ from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
 
 #: (men, kings, other men, other kings) of a table; the side to move is White.
 Signature = tuple[int, int, int, int]
+#: The tables solved together (:func:`build_jobs`): a signature and its colour flip, or one alone.
+Job = tuple[Signature, ...]
 
 #: Every square's bit, square 1 first (bits ascend with the square numbers).
 _SQUARE_BITS: tuple[int, ...] = SQUARE_BIT[1:]
@@ -89,11 +91,11 @@ def all_signatures(pieces: int) -> list[Signature]:
     return found
 
 
-def build_jobs(pieces: int) -> list[tuple[Signature, ...]]:
+def build_jobs(pieces: int) -> list[Job]:
     """The tables up to ``pieces`` pieces grouped as they are solved: a signature with
     its colour flip (the positions after a quiet move), or alone when it is its own
     flip. Jobs of the same piece and man count are independent of each other."""
-    jobs: list[tuple[Signature, ...]] = []
+    jobs: list[Job] = []
     for signature in all_signatures(pieces):
         flipped = flipped_signature(signature)
         if flipped == signature:
@@ -101,12 +103,6 @@ def build_jobs(pieces: int) -> list[tuple[Signature, ...]]:
         elif signature < flipped:
             jobs.append((signature, flipped))
     return jobs
-
-
-def job_level(job: tuple[Signature, ...]) -> tuple[int, int]:
-    """(pieces, men) of a job: jobs of one level can be built at the same time."""
-    men, kings, other_men, other_kings = job[0]
-    return men + kings + other_men + other_kings, men + other_men
 
 
 def dependencies(signature: Signature) -> list[Signature]:
@@ -129,6 +125,12 @@ def dependencies(signature: Signature) -> list[Signature]:
                     continue  # not an exit: a quiet move inside the job
                 found.add((left_men, left_kings, mover_men, mover_kings))
     return sorted(found)
+
+
+def job_dependencies(job: Job) -> list[Signature]:
+    """The tables a job reads: its tables' exits (:func:`dependencies`), none of them in the job
+    (an exit changes the material), so a job can be solved once these are built."""
+    return sorted({signature for member in job for signature in dependencies(member)})
 
 
 def _rank(bits: int, region: int) -> int:

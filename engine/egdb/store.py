@@ -31,6 +31,7 @@ import os
 import struct
 import zlib
 from collections import Counter
+from collections.abc import Iterable
 
 from pedina.egdb.slices import Signature
 
@@ -132,14 +133,18 @@ def write_table(path: str, signature: Signature, codes: bytes | bytearray, dista
         offsets.append(offset)
         offset += len(block)
     offsets.append(offset)
+    write_whole(path, [header, struct.pack(f"<{len(offsets)}Q", *offsets), *blocks])
+    return offset
+
+
+def write_whole(path: str, chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` to ``path`` whole or not at all: into ``path + ".part"``, renamed to
+    ``path`` once complete, so an interrupted write never leaves a table that looks built."""
     temporary = path + ".part"
     with open(temporary, "wb") as handle:
-        handle.write(header)
-        handle.write(struct.pack(f"<{len(offsets)}Q", *offsets))
-        for block in blocks:
-            handle.write(block)
+        for chunk in chunks:
+            handle.write(chunk)
     os.replace(temporary, path)
-    return offset
 
 
 class TableFile:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
-from pedina.egdb.build import PROGRESS_TICK
+from pedina.egdb.build import counted
 from pedina.egdb.probe import EndgameDatabase
 from pedina.egdb.slices import Signature, SliceIndex, all_signatures, dependencies, flipped_signature
 from pedina.egdb.store import LOSS_CODE, RESULT_OF_CODE, WIN_CODE, code_distance, loss_code, win_code
@@ -106,8 +106,7 @@ def verify_table(database: EndgameDatabase, signature: Signature,
     errors = 0
     examples: list[str] = []
     counts = [0, 0, 0]  # draws, wins, losses by RESULT_OF_CODE
-    done = 0
-    for position_index, us, them, kings in index.positions():
+    for position_index, us, them, kings in counted(index.positions(), progress):
         code = codes[position_index]
         counts[RESULT_OF_CODE[code]] += 1
         expected = expected_code(database, us, them, kings, table.distances, after_quiet)
@@ -115,12 +114,6 @@ def verify_table(database: EndgameDatabase, signature: Signature,
             errors += 1
             if len(examples) < _EXAMPLES:
                 examples.append(f"{_fen(us, them, kings)}: stored {code}, expected {expected}")
-        done += 1
-        if progress is not None and done == PROGRESS_TICK:
-            progress(done)
-            done = 0
-    if progress is not None and done:
-        progress(done)
     counts_match = table.counts == (counts[WIN_CODE], counts[LOSS_CODE], counts[0])
     return VerifyReport(signature, index.positions_count, errors, examples, counts_match)
 

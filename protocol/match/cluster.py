@@ -188,31 +188,48 @@ def cluster_summary(client: Client) -> str:
 
 class ClusterTasks(Generic[ResultT]):
     """``function(*call)`` for each of ``calls`` as a Dask task, submitted in order (the scheduler
-    starts them roughly in that order); ``labels`` name them (``game 12``) in keys and errors."""
+    starts them roughly in that order), and more with :meth:`submit`; ``labels`` name them
+    (``game 12``) in keys and errors."""
 
     def __init__(self, client: Client, function: Callable[..., ResultT], calls: Sequence[tuple[Any, ...]],
                  labels: Sequence[str]) -> None:
+        from distributed import as_completed
+
         self.client = client
-        self.labels = list(labels)
-        batch = uuid.uuid4().hex[:12]
-        self._futures: list[Future[ResultT]] = [
-            client.submit(function, *call, key=f"pedina-{label.replace(' ', '-')}-{batch}", pure=False)
-            for label, call in zip(self.labels, calls)]
-        self._index = {future.key: index for index, future in enumerate(self._futures)}
+        self.function = function
+        self.labels: list[str] = []
+        self._batch = uuid.uuid4().hex[:12]
+        # Tasks by index until their result is taken, so the workers can forget a result once read.
+        self._futures: dict[int, Future[ResultT]] = {}
+        self._index: dict[object, int] = {}  # by task key
+        self._completed = as_completed(loop=client.loop)
         self._cancelled = False
+        for label, call in zip(labels, calls):
+            self.submit(call, label)
+
+    def submit(self, call: tuple[Any, ...], label: str) -> int:
+        """One more task, ``function(*call)`` named ``label``, which :meth:`results` yields too
+        (when it is still iterating); its index, after those of ``calls``."""
+        index = len(self.labels)
+        future: Future[ResultT] = self.client.submit(self.function, *call, pure=False,
+                                                     key=f"pedina-{label.replace(' ', '-')}-{self._batch}")
+        self.labels.append(label)
+        self._futures[index] = future
+        self._index[future.key] = index
+        self._completed.add(future)
+        return index
 
     def results(self) -> Iterator[tuple[int, ResultT]]:
-        """(index in ``calls``, result) of each task as it finishes, each task once.
+        """(index, result) of each task as it finishes, each task once, until none is left.
 
         A task's exception is raised here; so is :class:`MatchError` for a task the
         cluster gave up on (its workers died too often) or cancelled without
         :meth:`cancel` (the scheduler went away). After :meth:`cancel`, the tasks that
         did not finish are passed over.
         """
-        from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        for future in as_completed(self._futures):
+        for future in self._completed:
             index = self._index[future.key]
             label = self.labels[index]
             if self._cancelled and future.status != "finished":
@@ -223,12 +240,13 @@ class ClusterTasks(Generic[ResultT]):
                 result = future.result()
             except KilledWorker as error:
                 raise MatchError(f"{label}: the Dask workers running it died too often ({error})") from None
+            del self._futures[index]
             yield index, result
 
     def cancel(self) -> None:
         """Cancel the tasks not finished (a task already running on a worker runs on, its result dropped)."""
         self._cancelled = True
-        self.client.cancel(self._futures)
+        self.client.cancel(list(self._futures.values()))
 
 
 class ClusterVenue:
