@@ -15,7 +15,8 @@ import click
 from pedina import build_flavour
 from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
-from pedina.search import Limits, Searcher
+from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.search import EndgameTables, Limits, Searcher
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
@@ -44,9 +45,13 @@ BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def run_search_bench(depth: int, hash_mb: int, echo: bool = True) -> tuple[int, float]:
-    """Search every bench position to ``depth``; returns (total nodes, wall seconds)."""
+def run_search_bench(depth: int, hash_mb: int, echo: bool = True,
+                     egdb: EndgameTables | None = None) -> tuple[int, float]:
+    """Search every bench position to ``depth``, probing ``egdb`` if given; returns (total
+    nodes, wall seconds)."""
     searcher = Searcher(hash_mb=hash_mb)
+    if egdb is not None:
+        searcher.set_egdb(egdb)
     total_nodes = 0
     total_time = 0.0
     for index, (label, fen) in enumerate(BENCH_POSITIONS, start=1):
@@ -69,18 +74,23 @@ def run_search_bench(depth: int, hash_mb: int, echo: bool = True) -> tuple[int, 
               help="Search depth for every position.")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
               help="Hash table size in MB.")
+@egdb_option
 @click.pass_context
-def bench_search(ctx: click.Context, depth: int, hash_mb: int) -> None:
+def bench_search(ctx: click.Context, depth: int, hash_mb: int, egdb_dir: str | None) -> None:
     """Search a fixed suite of positions to a fixed depth; print nodes, nodes/s and a signature.
 
-    `pedina bench movegen` times the move generator instead.
+    With --egdb the search probes the database, which changes the signature: compare
+    signatures of runs with the same database only. `pedina bench movegen` times the
+    move generator instead.
     """
     if ctx.invoked_subcommand is not None:
         return
+    egdb = open_egdb(egdb_dir)
+    database = "" if egdb is None else f", endgame database {egdb_dir} (up to {egdb.pieces} pieces)"
     click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB, "
-               f"{build_flavour()} flavour")
+               f"{build_flavour()} flavour{database}")
     cpu_started = time.process_time()
-    nodes, elapsed = run_search_bench(depth, hash_mb)
+    nodes, elapsed = run_search_bench(depth, hash_mb, egdb=egdb)
     cpu = time.process_time() - cpu_started
     # CPU time too: on a shared machine the wall clock also counts other processes.
     click.echo(f"total nodes {nodes:,}  time {elapsed:.3f} s  {nodes / max(elapsed, 1e-9):,.0f} nodes/s  "

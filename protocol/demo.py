@@ -11,6 +11,7 @@ from pedina.pdn import move_label, write_game
 from pedina.session import Session
 from pedina.timeman import Limits
 from pedina.protocol.analyze import pdn_line
+from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import for_white, men, proven_note
 
@@ -27,12 +28,15 @@ from pedina.protocol.scores import for_white, men, proven_note
               help="Extra seconds to wait after each move, to watch.")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append the game to this PDN file when it ends (or is stopped).")
+@egdb_option
 def demo(move_time: float, depth: int | None, plies: int, show_board: bool, pause: float,
-         pdn_path: str | None) -> None:
+         pdn_path: str | None, egdb_dir: str | None) -> None:
     """Watch Pedina play a short game against itself."""
+    egdb = open_egdb(egdb_dir)
     pdnout = PdnOut.open_option(pdn_path)
     board = Board()
     engine = Session(hash_mb=16)
+    engine.use_database(egdb)
     limits = Limits(depth=depth) if depth is not None else Limits(move_time=move_time)
     per_move = f"depth {depth}" if depth is not None else f"{move_time:g} s"
     click.echo(f"Pedina plays itself, {per_move} a move (at most {plies} plies).")

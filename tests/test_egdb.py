@@ -38,6 +38,7 @@ from pedina.egdb import (
 from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
 from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
 from pedina.movegen import generate
+from pedina.protocol.dxp.follower import DxpFollower
 from pedina.protocol.hub import HubServer
 from pedina.protocol.hubline import parse_line
 from pedina.protocol.scores import proven_note
@@ -461,6 +462,9 @@ def test_analyze_reports_database_results(three: str) -> None:
     (("egdb", "build", "--pieces", "1"), "--pieces"),
     (("play", "--egdb", "{folder}"), "no complete set of tables"),
     (("analyze", "W:WK1:BK30", "--egdb", "{folder}"), "no complete set of tables"),
+    (("demo", "--egdb", "{folder}"), "no complete set of tables"),
+    (("bench", "--egdb", "{folder}"), "no complete set of tables"),
+    (("dxp", "--egdb", "{folder}", "--port", "0"), "no complete set of tables"),
 ])
 def test_command_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     folder = str(tmp_path)
@@ -468,6 +472,50 @@ def test_command_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], mess
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+def bench_rows(output: str) -> dict[str, tuple[str, int]]:
+    """``pedina bench``'s rows: label -> (best move, score)."""
+    rows = {}
+    for line in output.splitlines():
+        match = re.fullmatch(r"\s*\d+ (.+?) +(\S+) +score +(-?\d+) .*", line)
+        if match:
+            rows[match.group(1)] = (match.group(2), int(match.group(3)))
+    return rows
+
+
+def test_bench_probes_the_database_only_with_egdb(three: str) -> None:
+    plain = run_pedina("bench", "--depth", "2")
+    probed = run_pedina("bench", "--depth", "2", "--egdb", three)
+    assert plain.returncode == 0 and probed.returncode == 0, plain.stderr + probed.stderr
+    assert "endgame database" not in plain.stdout
+    assert f"endgame database {three} (up to 3 pieces)" in probed.stdout.splitlines()[0]
+    rows, probed_rows = bench_rows(plain.stdout), bench_rows(probed.stdout)
+    assert len(rows) == len(probed_rows) == 22
+    assert database_result(rows["2 kings v king"][1]) == 0          # an estimate without the database
+    assert database_result(probed_rows["2 kings v king"][1]) == 1   # exact with it
+    for label in ("start", "opening 1", "opening 2", "opening 3"):  # far from 3 pieces: the same search
+        assert rows[label] == probed_rows[label]
+
+
+def test_demo_plays_with_the_database(three: str) -> None:
+    result = run_pedina("demo", "--depth", "1", "--plies", "2", "--no-board", "--egdb", three)
+    assert result.returncode == 0, result.stderr
+    assert "Stopped after 2 plies" in result.stdout.splitlines()[-1]
+
+
+def test_dxp_follower_plays_the_nearest_database_win(three: str) -> None:
+    from test_dxp import engine_move, follower_client, gamereq
+
+    database = EndgameDatabase(three)
+    follower = DxpFollower(hash_mb=1, log=io.StringIO(), move_time=0.2, message_gap=0.0, egdb=database)
+    board = Board("W:WK1,K5:BK30")
+    with follower_client(follower) as client:
+        client.send(gamereq(follower_white=True, position=board.position))
+        client.expect("A")
+        engine_move(client, board)
+    assert database.probe(board.position) == DatabaseValue(-1, 26)  # the root's distance is 27
+    database.close()
 
 
 def test_verify_command_fails_on_a_damaged_table(three: str, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import Callable, TextIO
 from pedina.board import Board, Outcome
 from pedina.pdn import write_game
 from pedina.position import Position
-from pedina.search import Searcher
+from pedina.search import EndgameTables, Searcher
 from pedina.session import Answer, Session, SupportsSearch
 from pedina.timeman import Limits
 from pedina.protocol.pdnfile import PdnOut
@@ -91,13 +91,15 @@ class DxpFollower:
     finished game. ``time_margin`` seconds of the clock are kept in reserve; a
     GAMEREQ with 0 minutes is played at ``move_time`` seconds a move.
     ``hash_mb`` and ``searcher_factory`` are the session's (tests pass stub
-    searchers). ``pdnout`` receives every game as it ends (its result by the
+    searchers), and so is ``egdb``, an endgame database. ``pdnout`` receives
+    every game as it ends (its result by the
     rules, Pedina's win when the opponent resigns, else ``*``).
     """
 
     def __init__(self, *, hash_mb: int = 64, log: TextIO | None = None, status: TextIO | None = None,
                  time_margin: float = 1.0, move_time: float = 1.0, message_gap: float = MESSAGE_GAP,
-                 searcher_factory: Callable[[int], SupportsSearch] = Searcher, pdnout: PdnOut | None = None) -> None:
+                 searcher_factory: Callable[[int], SupportsSearch] = Searcher, pdnout: PdnOut | None = None,
+                 egdb: EndgameTables | None = None) -> None:
         self.pdnout = pdnout
         self.time_margin = time_margin
         self.move_time = move_time
@@ -107,6 +109,7 @@ class DxpFollower:
         self._log_lock = threading.Lock()
         self._status = status
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._event)
+        self._session.use_database(egdb)
         self._searches = 0                # searches started, numbering their answers
         self._answers: queue.SimpleQueue[tuple[int, Answer]] = queue.SimpleQueue()
         self._wake_read, self._wake_write = socket.socketpair()

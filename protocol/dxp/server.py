@@ -17,6 +17,7 @@ import click
 
 from pedina.protocol.cli import open_log
 from pedina.protocol.dxp.follower import DxpFollower
+from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.pdnfile import PdnOut
 
 #: The port DXP programs listen on unless told otherwise.
@@ -65,14 +66,16 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
               help="Seconds a move when the GAMEREQ gives 0 minutes (no clock).")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file as it ends.")
+@egdb_option
 def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float,
-        pdn_path: str | None) -> None:
+        pdn_path: str | None, egdb_dir: str | None) -> None:
     """Play DamExchange (DXP) games over TCP as a listening Follower.
 
     An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
     GAMEREQ; Pedina plays the colour asked, on its own clock of the GAMEREQ's
     minutes. Connections are served one after the other until Ctrl-C.
     """
+    egdb = open_egdb(egdb_dir)
     log = open_log(log_path)
     pdnout = PdnOut.open_option(pdn_path)
     try:
@@ -85,7 +88,7 @@ def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: f
                 stream.close()
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
     try:
-        follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin,
+        follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin, egdb=egdb,
                                move_time=move_time, pdnout=pdnout)
         bound = listener.getsockname()
         click.echo(f"pedina dxp: listening on {bound[0]}:{bound[1]} (Ctrl-C to stop)")
