@@ -31,6 +31,7 @@ from pedina.egdb import (
     build_databases,
     build_jobs,
     dependencies,
+    job_positions,
     slice_name,
     table_path,
     verify_databases,
@@ -416,10 +417,22 @@ def test_an_interrupted_build_resumes_with_the_missing_table(three: str, tmp_pat
     before = Path(table_path(three, missing)).read_bytes()
     os.remove(table_path(str(tmp_path), missing))
     Path(table_path(str(tmp_path), missing) + ".part").write_bytes(b"half a table")
-    reports = build_databases(str(tmp_path), 3)
+    progress: list[int] = []
+    reports = build_databases(str(tmp_path), 3, progress=progress.append)
     rebuilt = {report.signature for report in reports if report.seconds is not None}
     assert rebuilt == {missing, flipped_signature(missing)}
     assert Path(table_path(str(tmp_path), missing)).read_bytes() == before
+    assert sum(progress) == 2 * sum(job_positions(job) for job in build_jobs(3))  # the bar's length
+
+
+def test_a_build_in_two_processes_writes_the_same_files(three: str, tmp_path: Path) -> None:
+    progress: list[int] = []
+    reports = build_databases(str(tmp_path), 3, workers=2, progress=progress.append)
+    assert [report.signature for report in reports] == [signature for job in build_jobs(3) for signature in job]
+    assert sorted(os.listdir(tmp_path)) == sorted(os.listdir(three))
+    for name in os.listdir(three):
+        assert (tmp_path / name).read_bytes() == Path(three, name).read_bytes(), name
+    assert sum(progress) == 2 * sum(job_positions(job) for job in build_jobs(3))
 
 
 def run_pedina(*args: str) -> subprocess.CompletedProcess[str]:

@@ -414,8 +414,8 @@ def build_job_files(job: Job, inputs: dict[Signature, bytes], distances: bool) -
 
 
 class JobRunner(Protocol):
-    """Where :func:`build_databases` has its jobs solved. It starts a job once the tables the
-    job reads are in the folder, and waits for one to end whenever it has none to start."""
+    """Where :func:`build_databases` has its jobs solved: it starts each job once the tables
+    the job reads are in the folder, and waits for one to end whenever none is left to start."""
 
     def start(self, directory: str, job: Job, distances: bool) -> None:
         """Begin solving ``job`` from the tables in ``directory`` (with distances or not)."""
