@@ -123,6 +123,11 @@ class SliceReport:
         #: Time to solve the job the table belongs to; ``None`` when it was already built.
         self.seconds = seconds
 
+    def __reduce__(self) -> tuple[type[SliceReport], tuple[Signature, int, tuple[int, int, int], int, float | None]]:
+        # Rebuilt from its fields when pickled (reports come back from worker processes and
+        # cluster tasks): a class compiled by mypyc does not pickle by itself.
+        return SliceReport, (self.signature, self.positions, self.counts, self.file_bytes, self.seconds)
+
 
 class _Part:
     """One table of a job while it is solved."""

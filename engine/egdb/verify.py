@@ -34,6 +34,11 @@ class VerifyReport:
         self.examples = examples
         self.counts_match = counts_match
 
+    def __reduce__(self) -> tuple[type[VerifyReport], tuple[Signature, int, int, list[str], bool]]:
+        # Rebuilt from its fields when pickled (from worker processes): a class compiled by
+        # mypyc does not pickle by itself.
+        return VerifyReport, (self.signature, self.positions, self.errors, self.examples, self.counts_match)
+
     @property
     def ok(self) -> bool:
         return not self.errors and self.counts_match
