@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import random
 import re
 import shutil
@@ -25,8 +26,10 @@ from pedina.egdb import (
     DatabaseValue,
     EndgameDatabase,
     SliceIndex,
+    SliceReport,
     TableFile,
     TableFileError,
+    VerifyReport,
     all_signatures,
     build_databases,
     build_jobs,
@@ -423,6 +426,16 @@ def test_an_interrupted_build_resumes_with_the_missing_table(three: str, tmp_pat
     assert rebuilt == {missing, flipped_signature(missing)}
     assert Path(table_path(str(tmp_path), missing)).read_bytes() == before
     assert sum(progress) == 2 * sum(job_positions(job) for job in build_jobs(3))  # the bar's length
+
+
+def test_reports_pickle_for_worker_processes_and_cluster_tasks() -> None:
+    report = SliceReport((0, 2, 0, 1), 14_880, (14_846, 0, 34), 5_229, 1.5)
+    back = pickle.loads(pickle.dumps(report))
+    assert (back.signature, back.positions, back.counts, back.file_bytes, back.seconds) == (
+        (0, 2, 0, 1), 14_880, (14_846, 0, 34), 5_229, 1.5)
+    checked = pickle.loads(pickle.dumps(VerifyReport((0, 2, 0, 1), 14_880, 1, ["W:WK1,K2:BK13: ..."], True)))
+    assert (checked.signature, checked.errors, checked.examples, checked.ok) == (
+        (0, 2, 0, 1), 1, ["W:WK1,K2:BK13: ..."], False)
 
 
 def test_a_build_in_two_processes_writes_the_same_files(three: str, tmp_path: Path) -> None:
