@@ -20,24 +20,39 @@ match tooling all drive this object, so the guarantees below hold everywhere:
   command is served at once;
 - every wait is on an event or a condition with a timeout, never a polling loop.
 
+The opening book (:mod:`pedina.book`, on by default with the shipped book)
+answers a ``go`` at once, before :meth:`Session.go` returns and without the
+searcher, when the position is in the book and the search is one for a move to
+play: not a ponder search (it runs on as before and answers on its clock), not
+an analysis or an infinite search (they ask for the position's lines, which the
+book does not have), and not with a skill below 20 (a weakened engine is weak
+from its first move). Such an answer reports one :class:`~pedina.search.Info` of
+depth :data:`BOOK_DEPTH` (no search reports it) with the book's value of the move,
+and its :class:`Answer` says ``book``.
+
 Callbacks run on the session's threads (the search thread or the watchdog),
 one at a time per search; they must not block for long.
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
 from pedina.board import Board
+from pedina.book import Book, shipped_book
 from pedina.move import Move
 from pedina.search import EndgameTables, Info, Result, Searcher
 from pedina.timeman import GRACE, Limits, time_budget
 
 #: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
 JOIN_TIMEOUT = 0.05
+#: The depth of a book answer's :class:`~pedina.search.Info` and :class:`~pedina.search.Result`:
+#: a search reports depth 1 and more, so this depth says that the move came from the book.
+BOOK_DEPTH = 0
 
 
 @dataclass(frozen=True)
@@ -47,12 +62,15 @@ class Answer:
     ``move`` is ``None`` only when the position has no legal move. ``result``
     is the searcher's own result (score, depth, nodes, line); it is ``None``
     when the session answered without it: the position had no move, or the
-    searcher failed or was too late.
+    searcher failed or was too late. ``book`` says that the move came from the
+    opening book: ``result`` then holds the book's value of the move, depth
+    :data:`BOOK_DEPTH` and no nodes.
     """
 
     move: Move | None
     ponder: Move | None
     result: Result | None
+    book: bool = False
 
 
 InfoCallback = Callable[[Info], None]
@@ -113,18 +131,26 @@ class Session:
     ``hash_mb``, ``multipv``, ``skill`` and ``seed`` are the searcher's settings
     (see :class:`~pedina.search.Searcher`); :meth:`configure` changes them, and
     a searcher made to replace a stuck one gets them too, as it gets the endgame
-    database of :meth:`use_database`. ``searcher_factory``
+    database of :meth:`use_database`. ``book`` (on by default) and
+    ``book_variety`` (0: always the book's best move) are the opening book's
+    settings (see the module's docstring and :meth:`pedina.book.Book.choose`;
+    ``seed`` seeds its draws too), and :meth:`use_book` chooses the book
+    (the shipped one unless another is given). ``searcher_factory``
     makes a searcher for a hash size (tests pass stubs); ``report`` receives a
     line for every abnormal event (a failed search, an illegal move, a stuck
     searcher), for the adapter to log or show.
     """
 
     def __init__(self, *, hash_mb: int = 64, searcher_factory: Callable[[int], SupportsSearch] = Searcher,
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None, book: bool = True) -> None:
         self.hash_mb = hash_mb
         self.multipv = 1
         self.skill = 20
         self.seed = 0
+        self.book = book
+        self.book_variety = 0
+        self._book: Book | None = None  # None: the shipped book, loaded when first needed
+        self._book_rng = random.Random(0)
         self._factory = searcher_factory
         self._report = report
         self._searcher: SupportsSearch | None = None
@@ -135,18 +161,28 @@ class Session:
     # -- settings and state -----------------------------------------------------------
 
     def configure(self, *, hash_mb: int | None = None, multipv: int | None = None, skill: int | None = None,
-                  seed: int | None = None) -> None:
-        """Change searcher settings (``None`` keeps one); a new hash size clears the table."""
+                  seed: int | None = None, book: bool | None = None, book_variety: int | None = None) -> None:
+        """Change settings (``None`` keeps one); a new hash size clears the table, and a new
+        seed starts the book's draws again."""
         if hash_mb is not None:
             self.hash_mb = hash_mb
         if multipv is not None:
             self.multipv = multipv
         if skill is not None:
             self.skill = skill
-        if seed is not None:
+        if seed is not None and seed != self.seed:
             self.seed = seed
+            self._book_rng = random.Random(seed)
+        if book is not None:
+            self.book = book
+        if book_variety is not None:
+            self.book_variety = book_variety
         if self._searcher is not None:
             self._apply(self._searcher)
+
+    def use_book(self, book: Book | None) -> None:
+        """Play from ``book`` (``None``: the shipped book) while the ``book`` setting is on."""
+        self._book = book
 
     def use_database(self, tables: EndgameTables | None) -> None:
         """Let the searcher probe these endgame tables (``None``: none); a searcher other
@@ -192,7 +228,7 @@ class Session:
 
         A search still running is stopped and answered first. When the position
         has no legal move, ``on_answer`` gets a moveless :class:`Answer` before
-        this returns.
+        this returns, and so does a book answer (its one ``on_info`` first).
         """
         asked = time.monotonic()  # the clock runs from here, whatever the wait for a free searcher
         searcher = self.searcher
@@ -200,6 +236,8 @@ class Session:
         self._job = job
         if not job.legal:
             self._answer(job, None)
+            return
+        if self._book_answer(job):
             return
         if not limits.ponder:
             job.start_clock(asked)
@@ -242,6 +280,29 @@ class Session:
         """Wait until the last search has answered; ``False`` if it has not within ``timeout`` seconds."""
         job = self._job
         return job is None or job.answered.wait(timeout)
+
+    # -- the opening book ---------------------------------------------------------------
+
+    def _book_answer(self, job: _SearchJob) -> bool:
+        """Answer ``job`` from the book if the book answers it (see the module's docstring);
+        ``True`` when it did."""
+        limits = job.limits
+        if not self.book or limits.ponder or limits.analysis or limits.infinite or self.skill < 20:
+            return False
+        try:
+            book = self._book if self._book is not None else shipped_book()
+            choice = book.choose(job.board, self.book_variety, self._book_rng)
+            if choice is None:
+                return False
+            replies = book.moves(job.board.position.play(choice.move))
+        except (OSError, ValueError) as error:  # a broken book costs its answers, not the game
+            self._note(f"the opening book failed, searching instead: {error}")
+            return False
+        line = [choice.move] + [reply.move for reply in replies[:1]]
+        self._on_info(job, Info(BOOK_DEPTH, 0.0, choice.value, 0, 0.0, line))
+        result = Result(choice.move, line[1] if len(line) > 1 else None, choice.value, BOOK_DEPTH, 0, 0.0, line)
+        self._answer(job, result, book=True)
+        return True
 
     def _finish(self, timeout: float) -> None:
         """Stop the running search and wait (bounded) for its answer."""
@@ -293,7 +354,7 @@ class Session:
             job.abandoned = True
             self._answer(job, None)
 
-    def _answer(self, job: _SearchJob, result: Result | None) -> None:
+    def _answer(self, job: _SearchJob, result: Result | None, book: bool = False) -> None:
         """Give ``job`` its one answer: the result's move if legal, else the last reported
         line's, else any legal move; a ponder move only if legal after it."""
         with job.lock:
@@ -315,7 +376,7 @@ class Session:
                 after.push(best)
                 if ponder not in after.legal_moves():
                     ponder = None
-            answer = Answer(best, ponder if best is not None else None, result)
+            answer = Answer(best, ponder if best is not None else None, result, book)
             try:
                 if job.on_answer is not None:
                     job.on_answer(answer)
@@ -336,4 +397,4 @@ class Session:
             self._report(text)
 
 
-__all__ = ["Answer", "JOIN_TIMEOUT", "Session", "SupportsSearch"]
+__all__ = ["Answer", "BOOK_DEPTH", "JOIN_TIMEOUT", "Session", "SupportsSearch"]

@@ -31,6 +31,10 @@ estimate). A proven win in N plies is ``100 - N/100`` men (``99.97``); no
 estimate is ever that large. With ``--egdb DIR`` the endgame database's results
 are exact too, about ``94`` men, but carry no number of plies: the table says
 "(White wins (endgame database))" and JSON ``database`` names the winner.
+
+A played move that is a move of the opening book (the shipped one, see
+:mod:`pedina.book`; ``--no-book`` leaves this out) is marked ``(book)`` in the
+table, ``"book": true`` in JSON and ``book`` at the start of its annotation.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ import click
 
 from pedina import __version__
 from pedina.board import Board, Outcome
+from pedina.book import Book, BookError, shipped_book
 from pedina.move import Move
 from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
 from pedina.position import Position, PositionError
@@ -112,6 +117,7 @@ class Analysed:
     played: Move | None
     lines: list[Line]
     outcome: Outcome | None
+    book: bool = False  # the played move is a move of the opening book
 
     @property
     def score(self) -> int:
@@ -244,7 +250,7 @@ def position_json(item: Analysed) -> dict[str, object]:
         outcome = {"termination": item.outcome.termination.value,
                    "winner": None if winner is None else "white" if winner else "black"}
     return {"ply": item.ply, "fen": position.fen(), "hub": position.hub(),
-            "to_move": "white" if position.white_to_move else "black", "played": played,
+            "to_move": "white" if position.white_to_move else "black", "played": played, "book": item.book,
             "lines": [line_json(position, line) for line in item.lines], "outcome": outcome}
 
 
@@ -321,7 +327,7 @@ def annotated_game(subject: Subject, analysed: list[Analysed], thresholds: Thres
         before, after = analysed[judged.ply], analysed[judged.ply + 1]
         best = judged.best
         notes[judged.ply] = MoveNote(
-            nags=(judged.nag,) if judged.nag else (), comment=score_comment(after),
+            nags=(judged.nag,) if judged.nag else (), comment=("book " if before.book else "") + score_comment(after),
             variation=tuple(best.pv) if best else (),
             variation_comment=f"{men(for_white(best.score, before.position.white_to_move))}/{best.depth}"
             if best else "")
@@ -392,6 +398,7 @@ class AnalysisSettings:
     plot: str | None
     thresholds: Thresholds
     egdb: EndgameTables | None = None
+    book: Book | None = None  # the played moves found in it are marked
 
 
 @contextmanager
@@ -457,11 +464,11 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                     outcome = board.outcome()
                     lines = analyse(session, board, settings.limits) if outcome is None else []
                     played = moves[ply] if ply < len(moves) else None
-                    item = Analysed(ply, board.position, played, lines, outcome)
+                    item = Analysed(ply, board.position, played, lines, outcome, _in_book(settings.book, board, played))
                     analysed.append(item)
                     if settings.table:
                         label = move_label(ply, subject.board.start.white_to_move)
-                        played_text = board.pdn(played) if played is not None else ""
+                        played_text = board.pdn(played) + (" (book)" if item.book else "") if played is not None else ""
                         _emit(out, table_row(label, played_text, item, lines[0] if lines else None))
                         for line in lines[1:]:
                             _emit(out, table_row("", f"  #{line.multipv}", item, line))
@@ -488,6 +495,16 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
     if settings.json_document:
         _emit(out, json.dumps(_document(kind, done, settings, interrupted), indent=2))
     return not interrupted
+
+
+def _in_book(book: Book | None, board: Board, move: Move | None) -> bool:
+    """``move`` is one of the book's moves in ``board``'s position (a broken line of the book: no)."""
+    if book is None or move is None:
+        return False
+    try:
+        return any(choice.move == move for choice in book.moves(board))
+    except BookError:
+        return False
 
 
 def _finish_subject(subject: Subject, analysed: list[Analysed], settings: AnalysisSettings, annotated: IO[str] | None,
@@ -556,9 +573,10 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=32, show_default=True,
               help="Hash table size in MB.")
 @egdb_option
+@click.option("--no-book", "no_book", is_flag=True, help="Do not mark the played moves of the opening book.")
 def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool, as_jsonl: bool,
             game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
-            mistake: float, blunder: float, hash_mb: int, egdb_dir: str | None) -> None:
+            mistake: float, blunder: float, hash_mb: int, egdb_dir: str | None, no_book: bool) -> None:
     """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
     (every move; - reads standard input).
 
@@ -585,7 +603,7 @@ def analyze(target: str, depth: int | None, move_time: float | None, multipv: in
               else Limits(move_time=move_time or 1.0, analysis=True))
     settings = AnalysisSettings(limits, multipv, hash_mb, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
                         plot_path, Thresholds(round(better_line * 100), round(mistake * 100), round(blunder * 100)),
-                        open_egdb(egdb_dir))
+                        open_egdb(egdb_dir), None if no_book else shipped_book())
     if not run_analysis(kind, subjects, settings):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

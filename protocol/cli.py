@@ -19,6 +19,7 @@ from pedina.perft import perft
 _LAZY_COMMANDS = {
     "analyze": "pedina.protocol.analyze:analyze",
     "bench": "pedina.protocol.bench_search:bench_search",
+    "book": "pedina.protocol.book_command:book",
     "demo": "pedina.protocol.demo:demo",
     "dxp": "pedina.protocol.dxp:dxp",
     "egdb": "pedina.protocol.egdb_command:egdb",

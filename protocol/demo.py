@@ -70,8 +70,9 @@ def _play(board: Board, engine: Session, limits: Limits, plies: int, show_board:
             white = for_white(result.score, position.white_to_move)
             pv = pdn_line(position, list(result.pv) or [move])
             note = proven_note(white, "White", "Black")
+            depth = "book    " if answer.book else f"depth {result.depth:>2}"
             detail = (f"{'forced, ' if forced else ''}score {men(white)} (White's view)"
-                      f"{', ' + note if note else ''}  depth {result.depth:>2}  pv {' '.join(pv)}")
+                      f"{', ' + note if note else ''}  {depth}  pv {' '.join(pv)}")
         board.push(move)
         click.echo(f"{label:<6} {text:<10} {detail}")
         if show_board:

@@ -29,7 +29,8 @@ from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
 from pedina.search import FORCED_MOVE_DEPTH, EndgameTables, Info, Searcher, database_result
-from pedina.session import JOIN_TIMEOUT, Answer, Session, SupportsSearch
+from pedina.book import MAX_VARIETY, shipped_book
+from pedina.session import BOOK_DEPTH, JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
@@ -51,7 +52,8 @@ def format_score(score: int) -> str:
 
 
 def format_info(info: Info, with_multipv: bool) -> str:
-    """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches."""
+    """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches and
+    ``book=true`` for a move from the opening book (depth 0, no nodes)."""
     pairs: list[tuple[str, object]] = [
         ("depth", info.depth), ("mean-depth", f"{info.mean_depth:.1f}"), ("score", format_score(info.score)),
         ("nodes", info.nodes), ("time", f"{info.time:.3f}"), ("nps", f"{info.nps / 1e6:.3f}"),
@@ -61,6 +63,8 @@ def format_info(info: Info, with_multipv: bool) -> str:
     result = database_result(info.score)
     if result:
         pairs.append(("egdb", "win" if result > 0 else "loss"))  # exact, but no number of plies
+    if info.depth == BOOK_DEPTH:
+        pairs.append(("book", "true"))
     if info.pv:
         pairs.append(("pv", " ".join(move.hub() for move in info.pv)))
     return format_line("info", pairs)
@@ -121,6 +125,8 @@ def declared_params(hash_mb: int) -> dict[str, Param]:
         Param("skill", "int", "20", low=0, high=20),
         Param("seed", "int", "0", low=0, high=2**31 - 1),
         Param("egdb-path", "string", ""),
+        Param("book", "bool", "true"),
+        Param("book-variety", "int", "0", low=0, high=MAX_VARIETY),
     ]
     return {param.name: param for param in params}
 
@@ -300,10 +306,16 @@ class HubServer:
             self._session.use_database(_endgame_database(value))
         self._values[name] = typed
         self._session.configure(hash_mb=int(self._values["tt-size"]), multipv=int(self._values["multipv"]),
-                                skill=int(self._values["skill"]), seed=int(self._values["seed"]))
+                                skill=int(self._values["skill"]), seed=int(self._values["seed"]),
+                                book=bool(self._values["book"]), book_variety=int(self._values["book-variety"]))
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
         self._session.searcher  # allocated now, with the tt-size set before init, not at the first go
+        if self._values["book"]:
+            try:
+                shipped_book()  # read now, not on the clock of the first go
+            except (OSError, ValueError):
+                pass  # the session says so at the first go, and searches
         self._send("ready")
 
     def _new_game(self, args: list[tuple[str, str | None]]) -> None:

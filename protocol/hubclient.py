@@ -75,6 +75,7 @@ class SearchReport:
     nodes: int | None = None
     pv: str = ""
     infos: int = 0
+    book: bool = False                # the last info said book=true: a move of the engine's opening book
 
 
 @dataclass
@@ -308,6 +309,7 @@ class HubClient:
                 if args.get("nodes", "").isdigit():
                     report.nodes = int(args["nodes"])
                 report.pv = args.get("pv", report.pv)
+                report.book = args.get("book") == "true"
                 if on_info is not None:
                     on_info(args)
             elif command == "done":

@@ -21,6 +21,7 @@ from pedina.position import Position, PositionError
 from pedina.search import EndgameTables
 from pedina.session import Session
 from pedina.timeman import Limits
+from pedina.protocol.book_command import book_options
 from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import men, proven_note
@@ -54,16 +55,18 @@ class TerminalGame:
 
     ``skill`` (0-20) weakens the engine (see :class:`~pedina.search.Searcher`); ``pdnout``
     receives every game that was played (see the module's docstring); ``egdb`` is an
-    endgame database for the engine.
+    endgame database for the engine; ``book`` and ``book_variety`` are its opening
+    book settings (see :class:`~pedina.session.Session`).
     """
 
     def __init__(self, human_white: bool, limits: Callable[[], Limits], *, start: Position | None = None,
                  hash_mb: int = 16, skill: int = 20, pdnout: PdnOut | None = None, egdb: EndgameTables | None = None,
+                 book: bool = True, book_variety: int = 0,
                  ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
         self.limits = limits
         self.engine = Session(hash_mb=hash_mb)
-        self.engine.configure(skill=skill)
+        self.engine.configure(skill=skill, book=book, book_variety=book_variety)
         self.engine.use_database(egdb)
         self.start = start or Position.start()
         self.board = Board(self.start)
@@ -143,7 +146,9 @@ class TerminalGame:
         assert answer.move is not None  # the game goes on, so there is a move
         result = answer.result
         detail = ""
-        if result is not None:
+        if result is not None and answer.book:
+            detail = f"   (from the opening book, value {men(result.score)} for Pedina)"
+        elif result is not None:
             note = proven_note(result.score, "Pedina", "you")
             detail = f"   (score {men(result.score)} for Pedina{', ' + note if note else ''}, depth {result.depth})"
         self.play(answer.move, "Pedina plays", detail)
@@ -235,8 +240,9 @@ def _read(prompt: str) -> str | None:
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file when it ends or is left.")
 @egdb_option
+@book_options
 def play(colour: str, move_time: float | None, depth: int | None, start: str | None, skill: int, hash_mb: int,
-         pdn_path: str | None, egdb_dir: str | None) -> None:
+         pdn_path: str | None, egdb_dir: str | None, no_book: bool, book_variety: int) -> None:
     """Play a game against Pedina in the terminal."""
     if move_time is not None and depth is not None:
         raise click.UsageError("give --time or --depth, not both")
@@ -252,7 +258,7 @@ def play(colour: str, move_time: float | None, depth: int | None, start: str | N
     pdnout = PdnOut.open_option(pdn_path)
     try:
         TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, skill=skill, pdnout=pdnout,
-                     egdb=egdb, ask=_read, say=click.echo).run()
+                     egdb=egdb, book=not no_book, book_variety=book_variety, ask=_read, say=click.echo).run()
     finally:
         if pdnout is not None:
             pdnout.close()

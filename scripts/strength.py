@@ -7,7 +7,8 @@
 
 A player is ``key=value`` pairs: ``depth``, ``nodes`` or ``time`` (seconds per
 move) for the limit, ``weights`` (a JSON file, ``untuned`` for the hand-set
-weights, default the shipped ``engine/weights.json``) and ``hash`` (MB).
+weights, default the shipped ``engine/weights.json``), ``hash`` (MB) and ``book``
+(``on``, the default: the shipped opening book; ``off``: a search from the first move).
 Openings are the 3-ply sequences from the start position, spread evenly over
 the whole list, each played twice with colours swapped; games end by the rules
 or as a draw after ``--max-plies``. Scores are A's, with a 95% interval.
@@ -32,7 +33,7 @@ from pedina.session import Session
 def make_player(spec: str, name: str) -> Player:
     """A :class:`Player` from ``depth=4,weights=untuned`` style text."""
     options = dict(item.split("=", 1) for item in spec.split(",") if item)
-    unknown = set(options) - {"depth", "nodes", "time", "weights", "hash"}
+    unknown = set(options) - {"depth", "nodes", "time", "weights", "hash", "book"}
     if unknown:
         raise SystemExit(f"unknown player option(s) {', '.join(sorted(unknown))} in {spec!r}")
     weights = options.get("weights")
@@ -47,7 +48,10 @@ def make_player(spec: str, name: str) -> Player:
                     move_time=float(options["time"]) if "time" in options else None)
     if limits.depth is None and limits.nodes is None and limits.move_time is None:
         raise SystemExit(f"player {spec!r} needs depth=, nodes= or time=")
+    if options.get("book", "on") not in ("on", "off"):
+        raise SystemExit(f"player {spec!r}: book= takes on or off")
     engine = Session(hash_mb=int(options.get("hash", 16)), searcher_factory=lambda mb: Searcher(mb, evaluator=evaluator))
+    engine.configure(book=options.get("book", "on") == "on")
     return Player(engine, limits, f"{name} ({spec})")
 
 

@@ -826,7 +826,7 @@ def test_help() -> None:
 
 
 def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
-    running = start_server(tmp_path / "dxp.log", "--move-time", "30")
+    running = start_server(tmp_path / "dxp.log", "--move-time", "30", "--no-book")
     client = RawClient(running.port)
     try:
         client.send(gamereq(follower_white=True))
@@ -886,7 +886,7 @@ def follower_client(follower: DxpFollower) -> Iterator[RawClient]:
 def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
     log = io.StringIO()
     # 60 s less a 59.5 s margin leave 0.5 s on the clock: the hard limit is a few hundredths.
-    follower = DxpFollower(hash_mb=1, log=log, time_margin=59.5, message_gap=0.0,
+    follower = DxpFollower(hash_mb=1, log=log, time_margin=59.5, message_gap=0.0, book=False,
                            searcher_factory=lambda mb: DeafSearcher(mb, 0.5, RuntimeError("stuck")))
     with follower_client(follower) as client:
         client.send(gamereq(follower_white=True, minutes=1))
@@ -918,7 +918,8 @@ def test_a_searcher_deaf_to_stop_gives_one_move_a_turn_and_the_next_message_is_p
     search, a new GAMEREQ, a takeback in the middle of a search) are answered within
     :data:`PROMPT`; and no turn ever gets two MOVEs, not even when the deaf searches end."""
     log = io.StringIO()
-    follower = DxpFollower(hash_mb=1, log=log, move_time=DEAF_MOVE_TIME, message_gap=0.0, searcher_factory=DeafSearcher)
+    follower = DxpFollower(hash_mb=1, log=log, move_time=DEAF_MOVE_TIME, message_gap=0.0, book=False,
+                           searcher_factory=DeafSearcher)
     budget = time_budget(Limits(move_time=DEAF_MOVE_TIME))
     assert budget is not None
     # A MOVE that follows a stopped search may also wait for that search's answer (GRACE)

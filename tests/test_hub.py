@@ -129,10 +129,11 @@ class RecordingSearcher(ScriptedSearcher):
 
 
 def session(lines: list[str]) -> list[str]:
-    """Run ``lines`` through an in-process engine with a :class:`RecordingSearcher`; its output lines."""
+    """Run ``lines`` through an in-process engine with a :class:`RecordingSearcher` and the book off
+    (the searcher is what these tests watch); its output lines."""
     RecordingSearcher.calls = []
     output = io.StringIO()
-    HubServer(output, searcher_factory=RecordingSearcher).run(lines)
+    HubServer(output, searcher_factory=RecordingSearcher).run(["set-param name=book value=false", *lines])
     return output.getvalue().splitlines()
 
 
@@ -200,9 +201,11 @@ class Hub:
         return before + [str(match.group(1))]
 
     def handshake(self) -> list[str]:
+        """``hub`` to ``ready``, the book off: these tests watch searches (tests/test_book.py the book)."""
         self.send("hub")
         lines = self.lines_until("wait")
         self.send("set-param name=variant value=italian")
+        self.send("set-param name=book value=false")
         self.send("init")
         self.expect_line("ready")
         return lines
@@ -465,7 +468,7 @@ def test_end_of_input_exits_at_once_even_while_searching() -> None:
 
 def test_end_of_input_during_a_bounded_search_answers_then_exits() -> None:
     assert PEDINA is not None
-    script = f"hub\ninit\npos pos={START_HUB}\nlevel move-time=0.5\ngo think\n"
+    script = f"hub\nset-param name=book value=false\ninit\npos pos={START_HUB}\nlevel move-time=0.5\ngo think\n"
     started = time.perf_counter()
     result = subprocess.run([PEDINA, "hub"], input=script, capture_output=True, text=True, timeout=30)
     elapsed = time.perf_counter() - started
@@ -556,7 +559,7 @@ def test_a_searcher_ignoring_stop_still_gets_one_done_on_time_and_the_next_comma
 
     output = LockedOutput()
     engine = HubServer(output, hash_mb=1, searcher_factory=StubbornHubSearcher)
-    for line in ("hub", "init", f"pos pos={START_HUB}", "level move-time=0.3"):
+    for line in ("hub", "set-param name=book value=false", "init", f"pos pos={START_HUB}", "level move-time=0.3"):
         engine.handle(line)
     budget = time_budget(Limits(move_time=0.3))
     assert budget is not None

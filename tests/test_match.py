@@ -436,7 +436,7 @@ def test_a_moves_per_session_match_sends_level_moves_and_records_scores_as_comme
     log = tmp_path / "hub.log"
     result = run("--engine", f"cmd={PEDINA} --log {shlex.quote(str(log))}", "name=A", "option.seed=4",
                  "--engine", f"cmd={PEDINA}", "name=B", "option.skill=12", "option.multipv=1",
-                 "--tc", "5/1+0.02", "--games", "2", "--maxplies", "30", "--pdnout", str(pdn))
+                 "--tc", "5/1+0.02", "--games", "2", "--maxplies", "30", "--pdnout", str(pdn), "--no-book")
     assert result.exit_code == 0, result.output
     assert "Engine failures" not in result.output
     levels = re.findall(r"> level (.*)", log.read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.resources
 import os
 import shutil
 import subprocess
@@ -24,6 +25,15 @@ def test_the_distribution_installs_only_the_pedina_package_and_the_script() -> N
     assert outside == []
     names = {path.parts[0] for path in files}
     assert "engine" not in names and "protocol" not in names
+
+
+def test_the_package_data_is_installed() -> None:
+    # Read as resources, as the engine reads them: a file left out of pyproject.toml's package
+    # data is missing here (the strict editable install links only what a wheel would hold).
+    package = importlib.resources.files("pedina")
+    for name in ("py.typed", "weights.json", "book.txt"):
+        assert package.joinpath(name).is_file(), name
+    assert package.joinpath("book.txt").read_text(encoding="utf-8").startswith("pedina-book 1\n")
 
 
 def test_the_version_has_one_source() -> None:

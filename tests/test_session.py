@@ -61,7 +61,7 @@ def collect(session: Session, board: Board, limits: Limits) -> tuple[list[Answer
 
 
 def test_a_real_search_answers_once_with_a_legal_move_and_ponder() -> None:
-    session = Session(hash_mb=4)
+    session = Session(book=False, hash_mb=4)
     board = Board()
     answers, events = collect(session, board, Limits(depth=5))
     assert session.wait_idle(10)
@@ -73,7 +73,7 @@ def test_a_real_search_answers_once_with_a_legal_move_and_ponder() -> None:
 
 
 def test_a_position_without_moves_gets_a_moveless_answer_at_once() -> None:
-    session = Session(hash_mb=4)
+    session = Session(book=False, hash_mb=4)
     answers, _ = collect(session, Board("B:W21,25:B"), Limits(move_time=1.0))  # Black has no piece
     assert answers == [Answer(None, None, None)]
     assert not session.busy
@@ -81,7 +81,7 @@ def test_a_position_without_moves_gets_a_moveless_answer_at_once() -> None:
 
 def test_a_searcher_ignoring_stop_is_answered_for_by_the_deadline_and_replaced() -> None:
     StubbornSearcher.made = 0
-    session = Session(hash_mb=1, searcher_factory=StubbornSearcher)
+    session = Session(book=False, hash_mb=1, searcher_factory=StubbornSearcher)
     board = Board()
     limits = Limits(move_time=0.3)
     budget = time_budget(limits)
@@ -108,13 +108,13 @@ def test_a_failing_or_lying_searcher_still_gives_a_legal_move() -> None:
     board = Board("W:W21-32:B1-12")
     for factory in (FailingSearcher, IllegalSearcher):
         notes: list[str] = []
-        session = Session(hash_mb=1, searcher_factory=factory, report=notes.append)
+        session = Session(book=False, hash_mb=1, searcher_factory=factory, report=notes.append)
         answer = session.think(board, Limits(depth=3))
         assert answer.move in board.legal_moves() and notes
 
 
 def test_ponder_runs_until_the_hit_then_on_the_clock() -> None:
-    session = Session(hash_mb=4)
+    session = Session(book=False, hash_mb=4)
     answers, _ = collect(session, Board(), Limits(move_time=0.2, ponder=True))
     time.sleep(0.4)
     assert not answers  # pondering: the clock has not started
@@ -126,7 +126,7 @@ def test_ponder_runs_until_the_hit_then_on_the_clock() -> None:
 
 def test_settings_reach_a_replacement_searcher() -> None:
     StubbornSearcher.made = 0
-    session = Session(hash_mb=1, searcher_factory=StubbornSearcher)
+    session = Session(book=False, hash_mb=1, searcher_factory=StubbornSearcher)
     session.configure(multipv=3, skill=7, seed=11)
     collect(session, Board(), Limits(move_time=0.05))
     assert session.wait_idle(1.0)
@@ -136,7 +136,7 @@ def test_settings_reach_a_replacement_searcher() -> None:
 
 
 def test_a_new_go_stops_and_answers_the_running_one_first() -> None:
-    session = Session(hash_mb=4)
+    session = Session(book=False, hash_mb=4)
     first, _ = collect(session, Board(), Limits(infinite=True))
     time.sleep(0.1)
     second, _ = collect(session, Board(), Limits(depth=2))
@@ -145,7 +145,7 @@ def test_a_new_go_stops_and_answers_the_running_one_first() -> None:
 
 
 def test_callbacks_never_overlap_and_nothing_follows_the_answer() -> None:
-    session = Session(hash_mb=4)
+    session = Session(book=False, hash_mb=4)
     inside = threading.Lock()
     order: list[str] = []
 
@@ -168,7 +168,7 @@ def test_callbacks_never_overlap_and_nothing_follows_the_answer() -> None:
                                     Limits(clock=0.5, inc=0.01)])
 def test_think_answers_every_kind_of_limit(limits: Limits) -> None:
     board = Board()
-    answer = Session(hash_mb=4).think(board, limits)
+    answer = Session(book=False, hash_mb=4).think(board, limits)
     assert answer.move in board.legal_moves()
 
 
@@ -177,7 +177,7 @@ def test_a_slow_answer_callback_is_no_late_searcher() -> None:
     watchdog's deadline: the watchdog must not report a searcher that did not return (it did,
     about one time in four, when it woke between the answer and the searcher's end)."""
     notes: list[str] = []
-    session = Session(searcher_factory=ScriptedSearcher, report=notes.append)
+    session = Session(book=False, searcher_factory=ScriptedSearcher, report=notes.append)
     answers: list[Answer] = []
 
     def slow(answer: Answer) -> None:

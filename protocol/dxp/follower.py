@@ -93,13 +93,15 @@ class DxpFollower:
     ``hash_mb`` and ``searcher_factory`` are the session's (tests pass stub
     searchers), and so is ``egdb``, an endgame database. ``pdnout`` receives
     every game as it ends (its result by the
-    rules, Pedina's win when the opponent resigns, else ``*``).
+    rules, Pedina's win when the opponent resigns, else ``*``). ``book`` and
+    ``book_variety`` are the session's opening book settings (the shipped book,
+    on by default).
     """
 
     def __init__(self, *, hash_mb: int = 64, log: TextIO | None = None, status: TextIO | None = None,
                  time_margin: float = 1.0, move_time: float = 1.0, message_gap: float = MESSAGE_GAP,
                  searcher_factory: Callable[[int], SupportsSearch] = Searcher, pdnout: PdnOut | None = None,
-                 egdb: EndgameTables | None = None) -> None:
+                 book: bool = True, book_variety: int = 0, egdb: EndgameTables | None = None) -> None:
         self.pdnout = pdnout
         self.time_margin = time_margin
         self.move_time = move_time
@@ -110,6 +112,7 @@ class DxpFollower:
         self._status = status
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._event)
         self._session.use_database(egdb)
+        self._session.configure(book=book, book_variety=book_variety)
         self._searches = 0                # searches started, numbering their answers
         self._answers: queue.SimpleQueue[tuple[int, Answer]] = queue.SimpleQueue()
         self._wake_read, self._wake_write = socket.socketpair()

@@ -15,6 +15,7 @@ from types import FrameType
 
 import click
 
+from pedina.protocol.book_command import book_options
 from pedina.protocol.cli import open_log
 from pedina.protocol.dxp.follower import DxpFollower
 from pedina.protocol.egdb_command import egdb_option, open_egdb
@@ -67,8 +68,9 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file as it ends.")
 @egdb_option
+@book_options
 def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float,
-        pdn_path: str | None, egdb_dir: str | None) -> None:
+        pdn_path: str | None, egdb_dir: str | None, no_book: bool, book_variety: int) -> None:
     """Play DamExchange (DXP) games over TCP as a listening Follower.
 
     An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
@@ -89,7 +91,7 @@ def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: f
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
     try:
         follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin, egdb=egdb,
-                               move_time=move_time, pdnout=pdnout)
+                               move_time=move_time, pdnout=pdnout, book=not no_book, book_variety=book_variety)
         bound = listener.getsockname()
         click.echo(f"pedina dxp: listening on {bound[0]}:{bound[1]} (Ctrl-C to stop)")
         sys.stdout.flush()

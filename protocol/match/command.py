@@ -55,6 +55,8 @@ from pedina.protocol.plotting import check_plot_path
               help="Play the games as tasks on a Dask cluster: tcp://HOST:PORT, a scheduler file, "
                    "or local:N (a local cluster of N workers). Needs pedina[cluster].")
 @click.option("--restart", is_flag=True, help="Start fresh engine processes for every game.")
+@click.option("--no-book", "no_book", is_flag=True,
+              help="Engines that declare a book parameter play without their opening book (set to false).")
 @click.option("--pdnout", "--pgnout", "pdn_path", type=click.Path(dir_okay=False),
               help="Write every game to this PDN file as soon as it ends.")
 @click.option("--resume", is_flag=True, help="Continue the match recorded in --pdnout, playing only the missing games.")
@@ -67,7 +69,7 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
           seed: int, rounds: int | None, max_games: int | None, tc: str | None, st: float | None,
           depth: int | None, nodes: int | None, timemargin: float, timeout: float, maxplies: int | None,
           draw_text: str | None, resign_text: str | None, concurrency: int | None, cluster: str | None,
-          restart: bool,
+          restart: bool, no_book: bool,
           pdn_path: str | None, resume: bool, sprt_text: str | None, plot_path: str | None,
           event: str) -> None:
     """Play a match between Hub engines and show who is stronger.
@@ -88,7 +90,7 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise MatchError("engine names must differ (give each --engine a name=)")
-    settings = Settings(timemargin, timeout, maxplies, restart=restart)
+    settings = Settings(timemargin, timeout, maxplies, restart=restart, book=not no_book)
     if draw_text is not None:
         settings.draw = DrawRule(**parse_rule(draw_text, "--draw", ("movenumber", "movecount", "score")))
     if resign_text is not None:

@@ -25,6 +25,8 @@ from pedina.protocol.scores import men
 
 #: The variant asked of engines that declare a ``variant`` parameter.
 VARIANT = "italian"
+#: The parameter that ``pedina match --no-book`` sets to false where an engine declares it.
+BOOK_PARAM = "book"
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class Settings:
     draw: DrawRule | None = None
     resign: ResignRule | None = None
     restart: bool = False             # a fresh process for every game
+    book: bool = True                 # False: engines that declare a book parameter are set to false
 
 
 @dataclass(frozen=True)
@@ -198,15 +201,18 @@ class GameRecord:
 
     def move_notes(self) -> list[MoveNote | None]:
         """PDN comments for the engines' moves as cutechess writes them: the score (in men, from
-        the mover's point of view) and depth of the engine's last ``info``, and the time the move
-        took: ``{+0.35/12 0.512s}``."""
+        the mover's point of view) and depth of the engine's last ``info`` (``book`` instead for a
+        move of the engine's opening book), and the time the move took: ``{+0.35/12 0.512s}``,
+        ``{book 0.001s}``."""
         notes: list[MoveNote | None] = []
         for report in self.reports:
             if report is None:
                 notes.append(None)
                 continue
             parts = []
-            if report.score is not None:
+            if report.book:
+                parts.append("book")
+            elif report.score is not None:
                 parts.append(men(report.score) + (f"/{report.depth}" if report.depth is not None else ""))
             parts.append(f"{report.elapsed:.3f}s")
             notes.append(MoveNote(comment=" ".join(parts)))
@@ -236,6 +242,8 @@ class Seats:
         engine = HubClient(spec.command, cwd=spec.cwd, label=spec.name)
         try:
             engine.handshake(spec.options, timeout=self.settings.timeout, variant=VARIANT)
+            if not self.settings.book and BOOK_PARAM in engine.id.params:
+                engine.set_param(BOOK_PARAM, "false")
         except EngineError:
             engine.close(timeout=0.2)
             raise

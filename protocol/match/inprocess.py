@@ -134,7 +134,9 @@ def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]
 def numbered_selfplay_game(seed: int, number: int, depth: int) -> tuple[list[str], float]:
     """Game ``number`` of the self-play run ``seed``: :func:`selfplay_game` with its own random
     generator (seeded by ``seed`` and ``number``) and a fresh searcher to ``depth`` with the
-    hand-set evaluation, so the game is the same wherever and in whatever order it is played."""
-    player = Player(Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=Evaluator())),
-                    Limits(depth=depth))
+    hand-set evaluation and no opening book, so the game is the same wherever and in whatever order
+    it is played."""
+    session = Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=Evaluator()))
+    session.configure(book=False)
+    player = Player(session, Limits(depth=depth))
     return selfplay_game(random.Random(f"selfplay {seed} {number}"), player)

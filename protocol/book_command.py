@@ -1,0 +1,98 @@
+"""``pedina book``: build the opening book with the engine's own search, and look positions up in it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+import click
+
+from pedina.board import Board
+from pedina.book import MAX_VARIETY, Book, BookError, build_book, shipped_book
+from pedina.position import Position, PositionError
+from pedina.protocol.scores import men
+
+
+@click.group()
+def book() -> None:
+    """The opening book: positions searched in advance, with the value of every move."""
+
+
+def book_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--no-book`` and ``--book-variety`` for the commands that play (the parameters ``no_book`` and
+    ``book_variety``: the session's ``book`` is ``not no_book``)."""
+    command = click.option("--book-variety", type=click.IntRange(0, MAX_VARIETY), default=0, show_default=True,
+                           help="Play any book move within this many hundredths of a man of the best one.")(command)
+    return click.option("--no-book", "no_book", is_flag=True,
+                        help="Do not play from the opening book: search from the first move.")(command)
+
+
+@book.command("build")
+@click.option("--out", "path", type=click.Path(dir_okay=False), default="book.txt", show_default=True,
+              help="The book file written (one line per position, appended as each is searched).")
+@click.option("--depth", type=click.IntRange(1, 60), default=10, show_default=True,
+              help="Search depth of every position.")
+@click.option("--positions", type=click.IntRange(1), default=2000, show_default=True,
+              help="Positions in the finished book.")
+@click.option("--plies", type=click.IntRange(0, 8), default=3, show_default=True,
+              help="Every position up to this many plies from the start is in the book (3: every 3-move opening).")
+@click.option("--ply-cost", type=click.IntRange(0, 1000), default=10, show_default=True,
+              help="Beyond --plies, the cost of a ply (hundredths of a man) against the cost of a worse move.")
+@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
+              help="Hash table size in MB.")
+@click.option("--resume", is_flag=True, help="Continue the book in --out (an interrupted build).")
+def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int, hash_mb: int, resume: bool) -> None:
+    """Build an opening book from the start position.
+
+    Every position up to --plies plies is searched first (every move valued), then the
+    positions cheapest to reach beyond them (each move costing --ply-cost plus what it
+    loses against the best move), until the book has --positions positions. Each
+    position is appended to the file as soon as it is searched: after Ctrl-C, the same
+    command with --resume goes on where it stopped and gives the same book.
+    """
+    started = time.perf_counter()
+    counts: list[int] = []  # the positions in the book: as the file was, then after each search
+    try:
+        with click.progressbar(length=positions, label=f"building {path} at depth {depth}", show_eta=True,
+                               file=sys.stderr) as bar:
+
+            def progress(count: int) -> None:
+                counts.append(count)
+                bar.update(min(count, positions) - bar.pos)
+
+            built = build_book(path, depth, positions, plies=plies, ply_cost=ply_cost, hash_mb=hash_mb,
+                               resume=resume, progress=progress)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {path} holds {counts[-1] if counts else 0:,} positions; the same command "
+                   "with --resume goes on", err=True)
+        sys.exit(130)
+    except (BookError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{path}: {len(built):,} positions ({counts[-1] - counts[0]:,} searched now, depth {depth}) "
+               f"in {time.perf_counter() - started:.1f} s")
+
+
+@book.command("moves")
+@click.argument("position", default="")
+@click.option("--book", "path", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The book file [default: the shipped book].")
+def book_moves(position: str, path: str | None) -> None:
+    """The book moves of POSITION (FEN or Hub string; default: the start) with their values."""
+    try:
+        root = Position.parse(position) if position else Position.start()
+    except PositionError as error:
+        raise click.BadParameter(str(error), param_hint="POSITION") from None
+    try:
+        opened = Book.read(path) if path is not None else shipped_book()
+        entry = opened.get(root)
+    except BookError as error:
+        raise click.ClickException(str(error)) from None
+    if entry is None:
+        raise click.ClickException(f"{root.fen()} is not in the book ({len(opened):,} positions)")
+    click.echo(f"{root.fen()}  searched to depth {entry.depth}; values in men for the side to move:")
+    board = Board(root)
+    for choice in entry.moves:
+        after = root.play(choice.move)
+        mark = "" if after not in opened else "  (in the book)"
+        click.echo(f"  {board.pdn(choice.move):<12} {men(choice.value):>7}{mark}")
