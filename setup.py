@@ -22,7 +22,8 @@ from setuptools import setup
 
 #: The modules compiled: move generation, position, evaluation, transposition table,
 #: search, and the small modules they lean on in their inner loops.
-COMPILED = ("squares", "movegen", "position", "move", "board", "evaluate", "tt", "timeman", "search")
+COMPILED = ("squares", "movegen", "position", "move", "board", "evaluate", "tt", "timeman", "search",
+            "egdb/slices", "egdb/store", "egdb/probe", "egdb/build", "egdb/verify")
 
 HERE = Path(__file__).resolve().parent
 
@@ -60,6 +61,9 @@ def _staged_sources() -> list[str]:
     stage.mkdir(parents=True)
     for source in (HERE / "engine").glob("*.py"):
         shutil.copy2(source, stage / source.name)
+    (stage / "egdb").mkdir()
+    for source in (HERE / "engine" / "egdb").glob("*.py"):
+        shutil.copy2(source, stage / "egdb" / source.name)
     (stage / "py.typed").touch()
     return [str(stage / f"{name}.py") for name in COMPILED]
 
