@@ -384,6 +384,41 @@ def test_won_endings_are_played_out_by_the_engine(three: str, fen: str) -> None:
     assert outcome is not None and outcome.winner == start.white_to_move, board.moves
 
 
+@pytest.fixture(scope="module")
+def three_without_distances(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Every table of up to 3 pieces, those of 3 pieces without distances (as 5-piece tables are)."""
+    directory = str(tmp_path_factory.mktemp("egdb3-wld"))
+    build_databases(directory, 3, distance_pieces=2)
+    return directory
+
+
+@pytest.mark.parametrize("depth", [6, 8])
+def test_a_win_without_distances_is_searched_on_and_played_out(three_without_distances: str, depth: int) -> None:
+    """The database only says who wins: the search goes on and the evaluation finds the way.
+    A king and a man against a king: the engine without the database repeats at depth 6,
+    and so did the engine that scored every such win the same."""
+    database = EndgameDatabase(three_without_distances)
+    start = Position.from_fen("W:WK1,25:BK21")
+    found = database.probe(start)
+    assert found is not None and found.result == 1 and found.distance is None
+    board = Board(start)
+    sides = [Searcher(hash_mb=4), Searcher(hash_mb=4)]
+    for searcher in sides:
+        searcher.set_egdb(database)
+    scores = []
+    while board.outcome() is None and len(board.moves) < 200:
+        result = sides[board.position.white_to_move].search(board, Limits(depth=depth))
+        assert result.best is not None
+        scores.append(result.score)
+        if len(scores) == 1:
+            assert result.depth == depth  # not the one ply of a position whose table has distances
+        board.push(result.best)
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner is True, board.moves
+    assert database_result(scores[0]) == 1 and proven_plies(scores[0]) is None
+    database.close()
+
+
 def test_without_a_database_the_search_estimates(three: str) -> None:
     result = Searcher(hash_mb=4).search(Board("W:WK1,K5:BK30"), Limits(depth=3))
     assert result.depth == 3 and database_result(result.score) == 0
