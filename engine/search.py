@@ -421,12 +421,9 @@ class Searcher:
                     return 0
                 j -= 2
         if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
-            assert self._egdb is not None
-            found = self._egdb.lookup(us, them, kings, white)
-            if found is not None:
-                known = self._database_score(found, quiet)
-                if known is not None:
-                    return known
+            known, _ = self._probe(us, them, kings, white, quiet)
+            if known is not None:
+                return known
         tt = self.tt
         table = tt.table
         slot = hash((ident,)) & tt.mask  # TranspositionTable.index, inlined
@@ -586,13 +583,9 @@ class Searcher:
             self._check()
         unknown = 0  # a database win (1) or loss (-1) without a distance: the evaluation orders it
         if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
-            assert self._egdb is not None
-            found = self._egdb.lookup(us, them, kings, white)
-            if found is not None:
-                known = self._database_score(found, quiet)
-                if known is not None:
-                    return known
-                unknown = found[0]
+            known, unknown = self._probe(us, them, kings, white, quiet)
+            if known is not None:
+                return known
         captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them)
         if captures:
             best = -INF
@@ -618,20 +611,25 @@ class Searcher:
             return unknown * (DATABASE_WIN - _UNKNOWN_DISTANCE - PROGRESS_BAND + (clipped + _PROGRESS_CLIP) // _PROGRESS_STEP)
         return value
 
-    def _database_score(self, found: tuple[int, int], quiet: int) -> int | None:
-        """The score of a position the database ``found`` (result, distance), see the module's
-        docstring; ``None`` for a win or loss whose table has no distance, unless right after
-        a capture or man move; ``quiet`` counts the reversible plies before the position."""
+    def _probe(self, us: int, them: int, kings: int, white: bool, quiet: int) -> tuple[int | None, int]:
+        """(the database's score of a position, see the module's docstring; 0), or, for a win
+        or loss whose table has no distance, to be searched on (unless right after a capture
+        or man move): (``None``, its result, 1 or -1); (``None``, 0) for a position in no table.
+        ``quiet`` counts the reversible plies before the position."""
+        assert self._egdb is not None
+        found = self._egdb.lookup(us, them, kings, white)
+        if found is None:
+            return None, 0
         result, distance = found
         if not result:
-            return 0
+            return 0, 0
         if distance < 0:
             if quiet:
-                return None
+                return None, result
         elif quiet + distance > self._draw_plies:
-            return 0
+            return 0, 0
         score = DATABASE_WIN - distance if quiet else DATABASE_WIN
-        return score if result > 0 else -score
+        return (score if result > 0 else -score), 0
 
     # -- limits and reports -----------------------------------------------------------
 
