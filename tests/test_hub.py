@@ -468,15 +468,15 @@ def test_end_of_input_exits_at_once_even_while_searching() -> None:
 
 def test_end_of_input_during_a_bounded_search_answers_then_exits() -> None:
     assert PEDINA is not None
-    script = f"hub\nset-param name=book value=false\ninit\npos pos={START_HUB}\nlevel move-time=0.5\ngo think\n"
-    result = subprocess.run([PEDINA, "hub"], input=script, capture_output=True, text=True, timeout=30)
+    script = f"hub\nset-param name=book value=false\ninit\npos pos={START_HUB}\nlevel depth=9\ngo think\n"
+    result = subprocess.run([PEDINA, "hub"], input=script, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stderr == ""
     lines = result.stdout.splitlines()
     done_moves(Board(), lines[-1])
-    # It searched on its own clock before answering: a search on a move time ends no sooner than
-    # its last iteration ending past 0.55 of it (not at the first iteration, as a stop would).
+    # The search ran to its own bound before answering: a stop at the end of input would have
+    # cut it short of its depth (a time bound, ended by the clock, could not tell the two apart).
     last = dict(parse_line([line for line in lines if line.startswith("info ")][-1])[1])
-    assert float(str(last["time"])) > 0.55 * 0.5 * 0.99
+    assert last["depth"] == "9"
 
 
 def test_a_bad_log_path_is_one_error_line_and_a_failed_start() -> None:
