@@ -1,9 +1,11 @@
-"""Static evaluation: a linear function of board features, plus endgame knowledge.
+"""Static evaluation: a linear function of board features and of local patterns, plus
+endgame knowledge.
 
 The score is in hundredths of a man from the side to move's point of view. It is
-linear in the weights (see :data:`FEATURES`), so :func:`features` gives the exact
-vector that :meth:`Evaluator.evaluate` multiplies, and ``scripts/tune.py`` fits
-the weights by logistic regression on game results.
+linear in the weights: :func:`features` gives the vector that the weights of
+:data:`FEATURES` multiply, and :func:`pattern_indices` the pattern weights that
+are added, so ``scripts/tune.py`` (the features alone) and
+``scripts/fit_patterns.py`` (both) fit them by logistic regression on game results.
 
 Features are White minus Black. "Phased" features have two weights, one for
 the opening (all 24 pieces) and one for the bare endgame, blended by the number
@@ -11,15 +13,34 @@ of pieces left: a king is worth well under two men early and more later, men
 matter for their rows early and for promotion late. The other features have a
 single weight.
 
+Patterns, as Scan has them for 10x10 draughts: the board is covered by
+:data:`PATTERN_REGIONS` overlapping blocks of 4 rows by 4 columns (rows and
+columns 0-3, 2-5 and 4-7), each holding 8 dark squares, and every configuration
+of a block's men (each square empty, a man of the side to move, or one of its
+opponent's: 3**8 = :data:`PATTERN_CONFIGS`) has its own weight. Kings count as
+empty squares there: they are few, and the features price them. The board is
+seen from the side to move, turned half a turn when that is Black, so a
+position and its colour-mirror image (colours swapped, board turned, the other
+side to move) read the same weights; they are not antisymmetric, so a pattern
+may be good for whichever side has the move, as tempo is in draughts.
+
 Speed is the point of the layout: material and every square-based feature fold
 into piece-square values, summed through 12-bit chunk tables of the bitboards,
 and the mg/eg pair of each value is packed into one int so one sum carries both.
+The 8 squares of every block sit at the same bit offsets from the block's lowest
+bit in the ghost layout of :mod:`pedina.squares`, and turning the board reverses
+the 36 bits, so a block's configuration is two lookups, in one table for the
+mover's men and one for the opponent's, of the bitboards shifted and masked.
 """
 
 from __future__ import annotations
 
+import array
 import importlib.resources
 import json
+import sys
+import zlib
+from collections.abc import Sequence
 
 from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
 
@@ -60,6 +81,20 @@ NO_MOVES = -30000
 #: The fitted weights shipped in the package (read as a resource: a compiled module's
 #: ``__file__`` does not name the package's folder).
 WEIGHTS_RESOURCE = "weights.json"
+#: The fitted pattern weights: zlib-compressed little-endian 16-bit integers, region by region.
+PATTERNS_RESOURCE = "patterns.bin"
+
+#: Blocks of 4 rows by 4 columns, by the bit of their top left dark square: rows 0-3, 2-5
+#: and 4-7 (a row pair takes 9 bits), columns 0-3, 2-5 and 4-7 (the next dark square).
+_REGION_SHIFTS: tuple[int, ...] = (0, 1, 2, 9, 10, 11, 18, 19, 20)
+#: The block's squares, from its top left one: two adjacent squares in each of 4 rows.
+_REGION_OFFSETS: tuple[int, ...] = (0, 1, 5, 6, 9, 10, 14, 15)
+_REGION_MASK = sum(1 << offset for offset in _REGION_OFFSETS)
+_REGION_SPAN = _REGION_OFFSETS[-1]
+PATTERN_REGIONS = len(_REGION_SHIFTS)
+PATTERN_CONFIGS = 3 ** len(_REGION_OFFSETS)
+#: Number of pattern weights: one per configuration of every region.
+PATTERN_WEIGHTS = PATTERN_REGIONS * PATTERN_CONFIGS
 
 
 def _square_geometry() -> list[tuple[int, int, int]]:
@@ -135,6 +170,32 @@ def _chunk_tables(values: list[int]) -> tuple[list[int], list[int], list[int]]:
     return tables[0], tables[1], tables[2]
 
 
+def _digit_table(offsets: Sequence[int], digit: int) -> list[int]:
+    """By the bits of a block shifted down and masked: the base-3 number with ``digit`` in
+    place ``3**k`` when the block's k-th square (bit ``offsets[k]``) is set, 0 elsewhere."""
+    table = [0] * (_REGION_MASK + 1)
+    for x in range(1 << len(offsets)):
+        bits = value = 0
+        for k, offset in enumerate(offsets):
+            if x >> k & 1:
+                bits |= 1 << offset
+                value += digit * 3 ** k
+        table[bits] = value
+    return table
+
+
+#: With Black to move the board is turned, which reverses the 36 bits: the block at
+#: shift s of Black's view is the real board's block at shift 35 - span - s, its
+#: k-th square at the reversed offset.
+_TURNED_SHIFTS = tuple(35 - _REGION_SPAN - shift for shift in _REGION_SHIFTS)
+_TURNED_OFFSETS = tuple(_REGION_SPAN - offset for offset in _REGION_OFFSETS)
+#: Configuration digits of the mover's men (1) and its opponent's (2), by block bits.
+_US = _digit_table(_REGION_OFFSETS, 1)
+_THEM = _digit_table(_REGION_OFFSETS, 2)
+_US_TURNED = _digit_table(_TURNED_OFFSETS, 1)
+_THEM_TURNED = _digit_table(_TURNED_OFFSETS, 2)
+
+
 def _neighbours(bits: int) -> int:
     return ((bits >> 4) | (bits >> 5) | (bits << 4) | (bits << 5)) & BOARD
 
@@ -145,9 +206,11 @@ _MIRROR: dict[int, int] = {SQUARE_BIT[n]: SQUARE_BIT[33 - n] for n in range(1, 3
 
 
 class Evaluator:
-    """The evaluation for one set of weights (missing names take the defaults)."""
+    """The evaluation for one set of weights (missing names take the defaults) and of
+    pattern weights (:data:`PATTERN_WEIGHTS` integers indexed as :func:`pattern_indices`
+    gives them; none: no patterns)."""
 
-    def __init__(self, weights: dict[str, float] | None = None) -> None:
+    def __init__(self, weights: dict[str, float] | None = None, patterns: Sequence[int] | None = None) -> None:
         merged: dict[str, float] = dict(DEFAULT_WEIGHTS)
         if weights:
             unknown = set(weights) - set(FEATURES)
@@ -190,6 +253,15 @@ class Evaluator:
         self._runaway1 = w["runaway1"]
         self._runaway2 = w["runaway2"]
         self._tempo = w["tempo"]
+        if patterns is not None and len(patterns) != PATTERN_WEIGHTS:
+            raise ValueError(f"expected {PATTERN_WEIGHTS} pattern weights, not {len(patterns)}")
+        self.patterns: list[int] = [int(value) for value in patterns] if patterns is not None else []
+        self._has_patterns = any(self.patterns)
+        regions = [self.patterns[r * PATTERN_CONFIGS:(r + 1) * PATTERN_CONFIGS] for r in range(PATTERN_REGIONS)]
+        #: Pattern weights by block, in the order of the real board's shifts: the turned
+        #: board's blocks come in reverse.
+        self._white_patterns = regions
+        self._black_patterns = regions[::-1]
 
     @classmethod
     def from_file(cls, path: str) -> Evaluator:
@@ -275,6 +347,23 @@ class Evaluator:
             score = blended // PIECES + plain + self._tempo
         else:
             score = -blended // PIECES - plain + self._tempo
+        if self._has_patterns:
+            if white:
+                u, t, mine, theirs, patterns = wm, bm, _US, _THEM, self._white_patterns
+            else:
+                u, t, mine, theirs, patterns = bm, wm, _US_TURNED, _THEM_TURNED, self._black_patterns
+            p0, p1, p2, p3, p4, p5, p6, p7, p8 = patterns
+            m = _REGION_MASK
+            # Unrolled over _REGION_SHIFTS: a loop costs more than the lookups.
+            score += (p0[mine[u & m] + theirs[t & m]]
+                      + p1[mine[(u >> 1) & m] + theirs[(t >> 1) & m]]
+                      + p2[mine[(u >> 2) & m] + theirs[(t >> 2) & m]]
+                      + p3[mine[(u >> 9) & m] + theirs[(t >> 9) & m]]
+                      + p4[mine[(u >> 10) & m] + theirs[(t >> 10) & m]]
+                      + p5[mine[(u >> 11) & m] + theirs[(t >> 11) & m]]
+                      + p6[mine[(u >> 18) & m] + theirs[(t >> 18) & m]]
+                      + p7[mine[(u >> 19) & m] + theirs[(t >> 19) & m]]
+                      + p8[mine[(u >> 20) & m] + theirs[(t >> 20) & m]])
         if n <= 6:
             return _endgame(score, us & ~kings, us & kings, them & ~kings, them & kings)
         return score
@@ -322,8 +411,9 @@ def _mop_up(hunters: int, prey: int) -> int:
 def features(us: int, them: int, kings: int, white: bool) -> list[float]:
     """The feature vector, in the order of :data:`FEATURES`, from the side to move's view.
 
-    ``Evaluator(w).evaluate(...)`` equals ``sum(w[f] * x)`` over this vector up to
-    rounding, except for the endgame-knowledge overrides and the no-move case.
+    ``Evaluator(w, patterns).evaluate(...)`` equals ``sum(w[f] * x)`` over this vector
+    up to rounding, plus ``patterns[i]`` for each ``i`` of :func:`pattern_indices`,
+    except for the endgame-knowledge overrides and the no-move case.
     """
     w, b = (us, them) if white else (them, us)
     wk = w & kings
@@ -366,6 +456,23 @@ def features(us: int, them: int, kings: int, white: bool) -> list[float]:
     return vector
 
 
+def pattern_indices(us: int, them: int, kings: int, white: bool) -> list[int]:
+    """The pattern weights the position adds, one per region: ``region * PATTERN_CONFIGS``
+    plus the region's configuration, the base-3 number whose k-th digit (place ``3**k``)
+    tells what stands on the region's k-th square, counted in FID order on the board seen
+    by the side to move (turned when that is Black): 0 nothing or a king, 1 a man of the
+    side to move, 2 a man of its opponent. Regions are numbered from the top left block,
+    across then down."""
+    u = us & ~kings
+    t = them & ~kings
+    if white:
+        mine, theirs, shifts = _US, _THEM, _REGION_SHIFTS
+    else:
+        mine, theirs, shifts = _US_TURNED, _THEM_TURNED, _TURNED_SHIFTS
+    return [region * PATTERN_CONFIGS + mine[(u >> shift) & _REGION_MASK] + theirs[(t >> shift) & _REGION_MASK]
+            for region, shift in enumerate(shifts)]
+
+
 def _king_moves(kings: int, empty: int) -> int:
     """Steps open to the kings, counted per king."""
     return sum((_NEIGHBOURS[SQUARE_BIT[n]] & empty).bit_count() for n in range(1, 33) if kings & SQUARE_BIT[n])
@@ -386,6 +493,34 @@ def shipped_weights() -> dict[str, float]:
     return _weights_of_json(text, f"pedina/{WEIGHTS_RESOURCE}")
 
 
+def encode_patterns(patterns: Sequence[int]) -> bytes:
+    """Pattern weights as :data:`PATTERNS_RESOURCE` holds them (each within 16 bits)."""
+    values = array.array("h", patterns)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return zlib.compress(values.tobytes(), 9)
+
+
+def decode_patterns(data: bytes, origin: str) -> list[int]:
+    """The pattern weights of :func:`encode_patterns`'s ``data`` (``origin`` names it in errors)."""
+    values = array.array("h")
+    try:
+        values.frombytes(zlib.decompress(data))
+    except (zlib.error, ValueError) as error:
+        raise ValueError(f"{origin}: not a pattern weights file ({error})") from None
+    if len(values) != PATTERN_WEIGHTS:
+        raise ValueError(f"{origin}: {len(values)} pattern weights, expected {PATTERN_WEIGHTS}")
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values.tolist()
+
+
+def shipped_patterns() -> list[int]:
+    """The fitted pattern weights that ship with the package (``pedina/patterns.bin``)."""
+    data = importlib.resources.files("pedina").joinpath(PATTERNS_RESOURCE).read_bytes()
+    return decode_patterns(data, f"pedina/{PATTERNS_RESOURCE}")
+
+
 def default_evaluator() -> Evaluator:
-    """The evaluation with the shipped (tuned) weights."""
-    return Evaluator(shipped_weights())
+    """The evaluation with the shipped (tuned) weights and pattern weights."""
+    return Evaluator(shipped_weights(), shipped_patterns())

@@ -1,10 +1,13 @@
 """Self-play games for tuning: quiet positions labelled with the game result.
 
     python scripts/selfplay.py --games 1200 --depth 4 --seed 1 --out build/tune/positions.txt
+    python scripts/selfplay.py --evaluation shipped --games 3750 --depth 5 --seed 2 --out build/tune/shipped.txt
     python scripts/selfplay.py --games 100000 --cluster tcp://HOST:8786 --out build/tune/positions.txt
 
 Each game starts with 4 to 8 random moves, then both sides search to ``--depth``
-with the hand-set (untuned) evaluation, with a small chance of a random move in
+with the hand-set (untuned) evaluation (``--evaluation shipped``: the evaluation the
+installed engine plays with, whose own games teach the pattern weights of
+``scripts/fit_patterns.py``), with a small chance of a random move in
 the first 30 plies for variety. Game N draws its random choices from its own
 generator, seeded by ``--seed`` and N, so games do not depend on each other.
 Games end by the rules or as a draw after 200 plies. Every position from ply 8
@@ -40,12 +43,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="build/tune/positions.txt")
+    parser.add_argument("--evaluation", choices=("hand-set", "shipped"), default="hand-set",
+                        help="the weights both sides play with")
     parser.add_argument("--cluster", metavar="ADDRESS", help="play the games on this Dask cluster")
     args = parser.parse_args(argv)
     if args.games < 1 or args.depth < 1:
         parser.error("--games and --depth must be at least 1")
     try:
-        generate_positions(args.games, args.depth, args.seed, args.out, args.cluster)
+        generate_positions(args.games, args.depth, args.seed, args.out, args.cluster,
+                           shipped=args.evaluation == "shipped")
     except MatchError as error:
         sys.exit(f"selfplay: {error.message}")
     except OSError as error:
@@ -55,19 +61,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
 
 
-def generate_positions(games: int, depth: int, seed: int, out: str, cluster: str | None = None) -> None:
-    """Play ``games`` games (here, or as tasks on the Dask cluster at ``cluster``) and write
-    their labelled positions to ``out``, in game order."""
+def generate_positions(games: int, depth: int, seed: int, out: str, cluster: str | None = None,
+                       shipped: bool = False) -> None:
+    """Play ``games`` games (here, or as tasks on the Dask cluster at ``cluster``) with the
+    hand-set evaluation (``shipped``: the engine's own) and write their labelled positions to
+    ``out``, in game order."""
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with ExitStack() as stack:
         handle = stack.enter_context(open(out, "w", encoding="utf-8"))
         numbers = range(1, games + 1)
         finished: Iterable[tuple[int, GameResult]]
         if cluster is None:
-            finished = ((number, numbered_selfplay_game(seed, number, depth)) for number in numbers)
+            finished = ((number, numbered_selfplay_game(seed, number, depth, shipped)) for number in numbers)
         else:
             client = stack.enter_context(cluster_client(cluster))
-            tasks = ClusterTasks(client, numbered_selfplay_game, [(seed, number, depth) for number in numbers],
+            tasks = ClusterTasks(client, numbered_selfplay_game, [(seed, number, depth, shipped) for number in numbers],
                                  [f"selfplay game {number}" for number in numbers])
             stack.callback(tasks.cancel)  # on an interruption, the games not finished are not played
             finished = ((index + 1, result) for index, result in tasks.results())

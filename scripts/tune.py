@@ -1,8 +1,10 @@
-"""Fit the evaluation weights to self-play results (logistic "Texel" tuning).
+"""Fit the evaluation's feature weights alone to self-play results (logistic "Texel" tuning).
 
-One command regenerates the data and refits the shipped weights:
+The shipped weights are fitted together with the pattern weights by
+``scripts/fit_patterns.py``; this script fits the features without patterns, as
+the weights before them were made. One command regenerates the data and refits:
 
-    flock /tmp/pedina-heavy.lock python scripts/tune.py --games 1200 --seed 1 --out engine/weights.json
+    flock /tmp/pedina-heavy.lock python scripts/tune.py --games 1200 --seed 1 --out build/tune/weights.json
 
 Steps:
 
@@ -32,6 +34,7 @@ import os
 import random
 import sys
 import time
+from typing import Callable
 
 from pedina.evaluate import DEFAULT_WEIGHTS, FEATURES, features
 from pedina.position import Position
@@ -86,18 +89,22 @@ def loss(samples: list[Sample], weights: list[float], scale: float) -> float:
     return total / len(samples)
 
 
-def fit_scale(samples: list[Sample], weights: list[float]) -> float:
-    """Golden-section search of the scale minimising the loss."""
-    low, high = 20.0, 2000.0
+def minimise(f: Callable[[float], float], low: float = 20.0, high: float = 2000.0, steps: int = 30) -> float:
+    """Golden-section search of the point of [low, high] minimising ``f`` (one dip)."""
     ratio = (math.sqrt(5) - 1) / 2
-    for _ in range(30):
+    for _ in range(steps):
         a = high - ratio * (high - low)
         b = low + ratio * (high - low)
-        if loss(samples, weights, a) < loss(samples, weights, b):
+        if f(a) < f(b):
             high = b
         else:
             low = a
     return (low + high) / 2
+
+
+def fit_scale(samples: list[Sample], weights: list[float]) -> float:
+    """The scale minimising the loss."""
+    return minimise(lambda scale: loss(samples, weights, scale))
 
 
 def fit(samples: list[Sample], weights: list[float], scale: float, epochs: int,
@@ -147,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1, help="self-play and hold-out seed")
     parser.add_argument("--epochs", type=int, default=600)
     parser.add_argument("--rate", type=float, default=1.5, help="Adam step size (weights are in 1/100 man)")
-    parser.add_argument("--out", default="engine/weights.json")
+    parser.add_argument("--out", default="build/tune/weights.json")
     args = parser.parse_args(argv)
     if not os.path.exists(args.data):
         from selfplay import generate_positions
@@ -169,6 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     fitted = fit(train, start, scale, args.epochs, args.rate, frozen, held_out, bounds)
     after = (loss(train, fitted, scale), loss(held_out, fitted, scale))
     weights = {name: int(round(value)) for name, value in zip(FEATURES, fitted)}
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(weights, handle, indent=1)
         handle.write("\n")

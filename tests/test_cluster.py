@@ -19,6 +19,7 @@ import pytest
 from distributed import Client, LocalCluster, Worker
 
 from pedina.pdn import read_games
+from pedina.protocol.match.inprocess import numbered_selfplay_game
 from test_match import PEDINA, RANDOM, games_of, run
 
 SELFPLAY = str(Path(__file__).parent.parent / "scripts" / "selfplay.py")
@@ -228,6 +229,13 @@ def test_selfplay_on_a_cluster_writes_the_same_file(cluster: str, tmp_path: Path
     lines = outputs[0].splitlines()
     assert len(lines) > 100 and all(line.rsplit(" ", 1)[1] in ("1", "0.5", "0") for line in lines)
     assert outputs[0] == outputs[1]
+
+
+def test_selfplay_with_the_shipped_evaluation_plays_other_games() -> None:
+    hand_set = [numbered_selfplay_game(3, number, 2) for number in (1, 2)]
+    shipped = [numbered_selfplay_game(3, number, 2, shipped=True) for number in (1, 2)]
+    assert shipped != hand_set
+    assert shipped == [numbered_selfplay_game(3, number, 2, shipped=True) for number in (1, 2)]
 
 
 def test_selfplay_without_dask_says_what_to_install(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
-"""Evaluation: symmetry, linearity in the weights, weight files, endgame knowledge."""
+"""Evaluation: symmetry, linearity in the weights, patterns, weight files, endgame knowledge."""
 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,10 +15,17 @@ from pedina.evaluate import (
     FEATURES,
     KNOWN_WIN,
     NO_MOVES,
+    PATTERN_CONFIGS,
+    PATTERN_REGIONS,
+    PATTERN_WEIGHTS,
     Evaluator,
+    decode_patterns,
     default_evaluator,
-    shipped_weights,
+    encode_patterns,
     features,
+    pattern_indices,
+    shipped_patterns,
+    shipped_weights,
 )
 from pedina.squares import squares_of
 
@@ -40,29 +48,105 @@ def quiet_positions(random_positions: Callable[..., list[Position]], count: int,
     return [p for p in random_positions(count, seed) if p.count_moves() and not legal_moves(p)[0].is_capture]
 
 
+def random_patterns(seed: int) -> list[int]:
+    rng = random.Random(seed)
+    return [rng.randint(-300, 300) for _ in range(PATTERN_WEIGHTS)]
+
+
 def test_colour_symmetry(random_positions: Callable[..., list[Position]]) -> None:
-    evaluator = default_evaluator()
+    evaluators = [default_evaluator(), Evaluator(patterns=random_patterns(3))]
     positions = quiet_positions(random_positions, 600, 11)
     assert len(positions) > 200
     for p in positions:
-        assert evaluator.evaluate(*sides(p)) == evaluator.evaluate(*sides(mirrored(p))), p.fen()
+        assert pattern_indices(*sides(p)) == pattern_indices(*sides(mirrored(p))), p.fen()
+        for evaluator in evaluators:
+            assert evaluator.evaluate(*sides(p)) == evaluator.evaluate(*sides(mirrored(p))), p.fen()
 
 
-# The last weights need more than one 30-bit digit per packed half: the packing widens.
-@pytest.mark.parametrize("weights", [DEFAULT_WEIGHTS, None,
-                                     {"man_mg": 90000, "king_eg": -70000, "row3_eg": 5000, "edge_mg": -3}])
-def test_linear_in_features(random_positions: Callable[..., list[Position]],
-                            weights: dict[str, int] | None) -> None:
-    evaluator = Evaluator(dict(weights)) if weights else default_evaluator()
+# The third weights need more than one 30-bit digit per packed half: the packing widens.
+@pytest.mark.parametrize("weights, patterns", [
+    (DEFAULT_WEIGHTS, None), (None, None),
+    ({"man_mg": 90000, "king_eg": -70000, "row3_eg": 5000, "edge_mg": -3}, None),
+    (DEFAULT_WEIGHTS, random_patterns(4)),
+])
+def test_linear_in_features_and_patterns(random_positions: Callable[..., list[Position]],
+                                         weights: dict[str, int] | None, patterns: list[int] | None) -> None:
+    evaluator = Evaluator(dict(weights), patterns) if weights else default_evaluator()
     checked = 0
     for p in quiet_positions(random_positions, 600, 12):
         if (p.white | p.black).bit_count() <= 6:
             continue  # endgame rules override the linear score there
         value = evaluator.evaluate(*sides(p))
         dot = sum(evaluator.weights[name] * x for name, x in zip(FEATURES, features(*sides(p))))
+        if evaluator.patterns:
+            dot += sum(evaluator.patterns[i] for i in pattern_indices(*sides(p)))
         assert abs(value - dot) <= 1, p.fen()
         checked += 1
     assert checked > 100
+
+
+def reference_pattern_indices(p: Position) -> list[int]:
+    """The pattern indices the slow way: squares by row and column on the board seen by
+    the side to move, blocks of 4 rows by 4 columns, digits in square number order."""
+    def seen(bits: int) -> set[int]:
+        return {n if p.white_to_move else 33 - n for n in squares_of(bits & ~p.kings)}
+    us, them = (seen(p.white), seen(p.black)) if p.white_to_move else (seen(p.black), seen(p.white))
+
+    def place(n: int) -> tuple[int, int]:
+        row, i = divmod(n - 1, 4)
+        return row, 2 * i + (row & 1)
+    out = []
+    for region, (top, left) in enumerate((top, left) for top in (0, 2, 4) for left in (0, 2, 4)):
+        block = [n for n in range(1, 33)
+                 if top <= place(n)[0] < top + 4 and left <= place(n)[1] < left + 4]
+        assert len(block) == 8
+        config = sum(3 ** k * (1 if n in us else 2 if n in them else 0) for k, n in enumerate(block))
+        out.append(region * PATTERN_CONFIGS + config)
+    return out
+
+
+def test_pattern_indices_match_the_reference(random_positions: Callable[..., list[Position]]) -> None:
+    positions = random_positions(600, 13)
+    seen_digits: set[tuple[int, int, int]] = set()
+    for p in positions:
+        indices = pattern_indices(*sides(p))
+        assert indices == reference_pattern_indices(p), p.fen()
+        for region, index in enumerate(indices):
+            config = index - region * PATTERN_CONFIGS
+            assert 0 <= config < PATTERN_CONFIGS
+            seen_digits.update((region, k, config // 3 ** k % 3) for k in range(8))
+    # Every digit of every region took all three values (no square is left out), but
+    # for a man on its promotion row: the top blocks' first two squares are never the
+    # mover's man, the bottom blocks' last two never the opponent's.
+    never = {(region, k, 1) for region in (0, 1, 2) for k in (0, 1)}
+    never |= {(region, k, 2) for region in (6, 7, 8) for k in (6, 7)}
+    assert seen_digits == {(region, k, digit) for region in range(PATTERN_REGIONS)
+                           for k in range(8) for digit in range(3)} - never
+    assert any(p.kings and not p.white_to_move for p in positions)
+
+
+def test_shipped_patterns_load_and_are_used(random_positions: Callable[..., list[Position]]) -> None:
+    patterns = shipped_patterns()
+    assert len(patterns) == PATTERN_WEIGHTS
+    assert sum(1 for value in patterns if value) > 1000
+    evaluator = default_evaluator()
+    assert evaluator.patterns == patterns
+    linear = Evaluator(shipped_weights())
+    positions = [p for p in quiet_positions(random_positions, 300, 14) if (p.white | p.black).bit_count() > 6]
+    differ = sum(1 for p in positions if evaluator.evaluate(*sides(p)) != linear.evaluate(*sides(p)))
+    assert differ > len(positions) // 2
+
+
+def test_pattern_file_round_trip_and_errors() -> None:
+    patterns = random_patterns(5)
+    patterns[0], patterns[-1] = -32768, 32767
+    assert decode_patterns(encode_patterns(patterns), "x") == patterns
+    with pytest.raises(ValueError, match="x: 3 pattern weights"):
+        decode_patterns(encode_patterns([1, 2, 3]), "x")
+    with pytest.raises(ValueError, match="x: not a pattern weights file"):
+        decode_patterns(b"not compressed", "x")
+    with pytest.raises(ValueError, match=f"expected {PATTERN_WEIGHTS} pattern weights, not 2"):
+        Evaluator(patterns=[1, 2])
 
 
 def test_weights_file_round_trip(tmp_path: Path) -> None:

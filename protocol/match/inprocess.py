@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from pedina.board import Board
-from pedina.evaluate import Evaluator
+from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
 from pedina.movegen import generate_captures
 from pedina.position import Position
@@ -131,12 +131,13 @@ def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]
     return fens, score
 
 
-def numbered_selfplay_game(seed: int, number: int, depth: int) -> tuple[list[str], float]:
+def numbered_selfplay_game(seed: int, number: int, depth: int, shipped: bool = False) -> tuple[list[str], float]:
     """Game ``number`` of the self-play run ``seed``: :func:`selfplay_game` with its own random
     generator (seeded by ``seed`` and ``number``) and a fresh searcher to ``depth`` with the
-    hand-set evaluation and no opening book, so the game is the same wherever and in whatever order
-    it is played."""
-    session = Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=Evaluator()))
+    hand-set evaluation (``shipped``: the evaluation the engine plays with) and no opening book,
+    so the game is the same wherever and in whatever order it is played."""
+    evaluator = default_evaluator() if shipped else Evaluator()
+    session = Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=evaluator))
     session.configure(book=False)
     player = Player(session, Limits(depth=depth))
     return selfplay_game(random.Random(f"selfplay {seed} {number}"), player)
