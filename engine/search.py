@@ -24,8 +24,12 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   shallower first, and again at full depth when it beats alpha (SPRT at 0.1 s
   a move, 3-move openings with both colours: +33 ± 19 Elo over 888 games).
 - ProbCut: a null-window node at depth 4 or more is first searched 3 plies
-  shallower against beta plus 0.8 of a man, and cut off when it gets there. No
-  null move: zugzwang is common in draughts.
+  shallower against beta plus 0.8 of a man, and cut off when it gets there
+  (18% fewer nodes to depth 9 on the bench suite; at 0.1 s a move, 3-move
+  openings with both colours: +21.6 ± 17.7 Elo over 904 games, SPRT elo0=0
+  elo1=10 still undecided at LLR 2.05). No null move: zugzwang is common in
+  draughts. A second ply off the latest quiet moves (from the seventh, off the
+  principal variation) scored +3.8 ± 25.0 over 452 games and was dropped.
 - Captures are compulsory, so a position where the side to move can capture is
   never evaluated (the evaluation's precondition): the quiescence search plays
   out every capture sequence first, at the deepest ply too (a sequence of
