@@ -309,6 +309,8 @@ def test_analysis_lines_appear_and_update_then_stop(page: Page) -> None:
     page.click("#btn-analyse")
     page.wait_for_function("() => document.getElementById('analysis-stats').textContent.endsWith('stopped')",
                            timeout=WAIT)
+    # The analysis's last report and the table's state are two messages: the button follows the second.
+    page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)
     assert page.inner_text("#btn-analyse") == "Analyse"
     assert page.locator("#analysis-lines-list li").count() == 3
     # The graph takes the page to a position when clicked.
