@@ -271,15 +271,20 @@ class Searcher:
     # -- the search ------------------------------------------------------------------
 
     def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
-              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
+              on_done: Callable[[Result | None, Exception | None], None],
+              clock_from: float | None = None) -> threading.Thread:
         """Run the search on a new thread; ``on_done(result, error)`` gets its end.
+
+        ``clock_from`` is the :func:`time.perf_counter` time the move's clock
+        started, when that was before this call (a caller's own work then counts
+        against the move's time); by default the clock starts with the search.
 
         Earlier stop and ponder-hit requests are cleared here, in the caller's
         thread, so a :meth:`stop` or :meth:`ponder_hit` sent as soon as this
         returns is never lost (as it could be if the new thread cleared them).
         """
         self._clear_requests()
-        return search_thread(lambda: self._search(board, limits, on_info), on_done)
+        return search_thread(lambda: self._search(board, limits, on_info, clock_from), on_done)
 
     def search(self, board: Board, limits: Limits,
                on_info: Callable[[Info], None] | None = None) -> Result:
@@ -293,7 +298,8 @@ class Searcher:
         self._info_flag = False
         self._requested.clear()
 
-    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+    def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
+                clock_from: float | None = None) -> Result:
         self._start = start = time.perf_counter()
         self._on_info = on_info
         self._last_info = []
@@ -306,7 +312,7 @@ class Searcher:
         self._clock_start = None
         self._hard_deadline = None
         if not limits.ponder:
-            self._start_clock(start)
+            self._start_clock(start if clock_from is None else min(clock_from, start))
         position = board.position
         white = position.white_to_move
         us, them = (position.white, position.black) if white else (position.black, position.white)

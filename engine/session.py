@@ -36,6 +36,7 @@ one at a time per search; they must not block for long.
 
 from __future__ import annotations
 
+import gc
 import random
 import threading
 import time
@@ -91,7 +92,8 @@ class SupportsSearch(Protocol):
     def new_game(self) -> None: ...
 
     def start(self, board: Board, limits: Limits, on_info: InfoCallback | None,
-              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread: ...
+              on_done: Callable[[Result | None, Exception | None], None],
+              clock_from: float | None = None) -> threading.Thread: ...
 
     def stop(self) -> None: ...
 
@@ -180,6 +182,19 @@ class Session:
         if self._searcher is not None:
             self._apply(self._searcher)
 
+    def settle(self) -> None:
+        """Make the searcher now and move everything alive out of the cycle collector's
+        reach (:func:`gc.freeze`): for a process that runs this session for its whole life
+        (an engine). A full collection otherwise visits every slot of the hash table, which
+        keeps its one list for life (see :mod:`pedina.tt`), and can stall a move past its
+        hard limit. What is frozen is never collected: nothing lost for objects that live
+        as long as the process."""
+        if self._searcher is None:
+            self._searcher = self._factory(self.hash_mb)
+            self._apply(self._searcher)
+        gc.collect()
+        gc.freeze()
+
     def use_book(self, book: Book | None) -> None:
         """Play from ``book`` (``None``: the shipped book) while the ``book`` setting is on."""
         self._book = book
@@ -230,7 +245,7 @@ class Session:
         has no legal move, ``on_answer`` gets a moveless :class:`Answer` before
         this returns, and so does a book answer (its one ``on_info`` first).
         """
-        asked = time.monotonic()  # the clock runs from here, whatever the wait for a free searcher
+        asked = time.perf_counter()  # the clock runs from here, whatever the wait for a free searcher
         searcher = self.searcher
         job = _SearchJob(board.copy(), replace(limits), on_info, on_answer)
         self._job = job
@@ -242,7 +257,8 @@ class Session:
         if not limits.ponder:
             job.start_clock(asked)
         self._thread = searcher.start(job.board, job.limits, lambda info: self._on_info(job, info),
-                                      lambda result, error: self._on_done(job, result, error))
+                                      lambda result, error: self._on_done(job, result, error),
+                                      None if limits.ponder else asked)
         threading.Thread(target=self._watch, args=(job, searcher), name="pedina-watchdog", daemon=True).start()
 
     def think(self, board: Board, limits: Limits, on_info: InfoCallback | None = None) -> Answer:
@@ -271,7 +287,7 @@ class Session:
         if job is None or not job.limits.ponder or job.answered.is_set():
             return
         with job.lock:
-            job.start_clock(time.monotonic())
+            job.start_clock(time.perf_counter())
             job.changed.notify_all()
         if self._searcher is not None:
             self._searcher.ponder_hit()
@@ -339,7 +355,7 @@ class Session:
                 if job.deadline is None:
                     job.changed.wait()
                     continue
-                remaining = job.deadline - time.monotonic()
+                remaining = job.deadline - time.perf_counter()
                 if remaining <= 0:
                     break
                 job.changed.wait(remaining)

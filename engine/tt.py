@@ -7,6 +7,12 @@ a single legal move, which the search does not count as a ply of depth) in a lis
 asked for in MB; a new entry always replaces the old one in its slot (cheaper
 in Python than any bucket scheme).
 
+The table stays one list object for its life: clearing and resizing change it
+in place. An engine process can then move it out of the cycle collector's reach
+once (:meth:`pedina.session.Session.settle`), as a full collection would
+otherwise visit every slot, a cache miss each: 10 to 25 ms a collection at 64
+to 256 MB, long enough to take a move past its hard limit.
+
 Why a list and not a dict keyed by identity: a dict lookup is faster (about
 0.03 us against 0.15 us for the slot hash), but a dict has no cheap way to stay
 within a memory limit (no eviction short of rebuilding it, which stalls the
@@ -55,11 +61,11 @@ class TranspositionTable:
         self.mb = mb
         self.size = slot_count(mb)
         self.mask = self.size - 1
-        self.table = [None] * self.size
+        self.table[:] = [None] * self.size
 
     def clear(self) -> None:
         """Empty every slot (the size stays)."""
-        self.table = [None] * self.size
+        self.table[:] = [None] * self.size
 
     def index(self, ident: int) -> int:
         """The slot of a position identity (the search inlines this in its hot loop)."""

@@ -216,16 +216,20 @@ class HubServer:
     """A Hub engine session over ``output`` (and optionally a ``log`` of both directions).
 
     Call :meth:`run` with the input lines; it returns on ``quit`` or end of input.
+    ``resident``: this server is its process's for life, and settles its session
+    (:meth:`pedina.session.Session.settle`).
     """
 
     def __init__(self, output: TextIO, *, hash_mb: int = 64, log: TextIO | None = None,
-                 searcher_factory: Callable[[int], SupportsSearch] = Searcher) -> None:
+                 searcher_factory: Callable[[int], SupportsSearch] = Searcher, resident: bool = False) -> None:
         self._output = output
         self._log = log
         self._lock = threading.Lock()
         self._params = declared_params(hash_mb)
         self._values: dict[str, int | bool | str] = {name: p.parse(p.default) for name, p in self._params.items()}
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._error)
+        if resident:
+            self._session.settle()
         self._board: Board | None = None
         self._level = Limits()
         self._endless = False  # the search running (if any) ends only on stop (or a ponder hit)
@@ -408,7 +412,7 @@ def serve_stdio(hash_mb: int = 64, log: TextIO | None = None) -> None:
     stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="replace")
     try:
-        HubServer(stdout, hash_mb=hash_mb, log=log).run(stdin)
+        HubServer(stdout, hash_mb=hash_mb, log=log, resident=True).run(stdin)
     except KeyboardInterrupt:
         pass
     finally:

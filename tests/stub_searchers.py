@@ -40,7 +40,8 @@ class ScriptedSearcher:
         pass
 
     def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
-              on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
+              on_done: Callable[[Result | None, Exception | None], None],
+              clock_from: float | None = None) -> threading.Thread:
         self.stopped.clear()
         return search_thread(lambda: self.script(board, limits, on_info), on_done)
 

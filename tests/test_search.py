@@ -14,6 +14,7 @@ from pedina.evaluate import KNOWN_WIN, NO_MOVES
 from pedina.movegen import generate_captures
 from pedina.search import FORCED_MOVE_DEPTH, MATE_BOUND, MAX_PLY, WIN, Info, Limits, Result, Searcher, proven_plies
 from pedina.squares import BOARD, squares_of
+from pedina.tt import slot_count
 
 
 def mirrored_fen(fen: str) -> str:
@@ -395,6 +396,37 @@ def test_hash_size_is_bounded() -> None:
     assert small.tt.size == 8 * big.tt.size // 64
     small.search(Board(), Limits(depth=6))
     assert len(small.tt.table) == small.tt.size
+
+
+def test_the_hash_table_keeps_its_one_list_when_cleared_and_resized() -> None:
+    """An engine process freezes the table's list out of the cycle collector's reach once
+    (Session.settle): a new list would be collected again."""
+    searcher = Searcher(hash_mb=1)
+    table = searcher.tt.table
+    searcher.search(Board(), Limits(depth=4))
+    assert any(entry is not None for entry in table)
+    searcher.new_game()
+    assert searcher.tt.table is table and not any(table)
+    searcher.set_hash_size(2)
+    assert searcher.tt.table is table and len(table) == searcher.tt.size == 2 * slot_count(1)
+
+
+def test_a_clock_that_started_before_the_search_counts_against_it() -> None:
+    """``start(..., clock_from)``: a move time already spent before the search starts leaves
+    it no time at all, so it stops at its first look at the clock, whatever the machine's speed."""
+    searcher = Searcher(hash_mb=1)
+    done: list[Result | None] = []
+    finished = threading.Event()
+
+    def on_done(result: Result | None, error: Exception | None) -> None:
+        done.append(result)
+        finished.set()
+
+    searcher.start(Board(), Limits(move_time=1.0), None, on_done, time.perf_counter() - 5.0)
+    assert finished.wait(5.0)
+    result = done[0]
+    assert result is not None and result.best in Board().legal_moves() and result.depth <= 1
+    assert searcher.search(Board(), Limits(move_time=0.2)).depth >= 3  # by default, the clock starts with it
 
 
 def test_principal_variation_is_a_legal_line(random_positions: Callable[..., list[Position]]) -> None:

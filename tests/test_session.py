@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -170,6 +173,33 @@ def test_think_answers_every_kind_of_limit(limits: Limits) -> None:
     board = Board()
     answer = Session(book=False, hash_mb=4).think(board, limits)
     assert answer.move in board.legal_moves()
+
+
+def test_settle_freezes_the_hash_table_for_the_process_life() -> None:
+    """The hash table's list leaves the collector's generations (gc.get_objects lists only
+    those) and stays out through a new game, a new hash size and a search. In a process of
+    its own: freezing is for the process's life."""
+    code = textwrap.dedent("""
+        import gc
+        from pedina import Board
+        from pedina.session import Session
+        from pedina.timeman import Limits
+
+        def frozen(table):
+            return gc.is_tracked(table) and not any(o is table for o in gc.get_objects())
+
+        session = Session(hash_mb=1)
+        session.settle()
+        table = session.searcher.tt.table
+        assert frozen(table)
+        session.new_game()
+        session.configure(hash_mb=2)
+        session.think(Board(), Limits(depth=3))
+        assert session.searcher.tt.table is table and frozen(table)
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout == "ok\n", run.stderr
 
 
 def test_a_slow_answer_callback_is_no_late_searcher() -> None:

@@ -95,13 +95,15 @@ class DxpFollower:
     every game as it ends (its result by the
     rules, Pedina's win when the opponent resigns, else ``*``). ``book`` and
     ``book_variety`` are the session's opening book settings (the shipped book,
-    on by default).
+    on by default). ``resident``: this follower is its process's for life, and
+    settles its session (:meth:`pedina.session.Session.settle`).
     """
 
     def __init__(self, *, hash_mb: int = 64, log: TextIO | None = None, status: TextIO | None = None,
                  time_margin: float = 1.0, move_time: float = 1.0, message_gap: float = MESSAGE_GAP,
                  searcher_factory: Callable[[int], SupportsSearch] = Searcher, pdnout: PdnOut | None = None,
-                 book: bool = True, book_variety: int = 0, egdb: EndgameTables | None = None) -> None:
+                 book: bool = True, book_variety: int = 0, egdb: EndgameTables | None = None,
+                 resident: bool = False) -> None:
         self.pdnout = pdnout
         self.time_margin = time_margin
         self.move_time = move_time
@@ -113,6 +115,8 @@ class DxpFollower:
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._event)
         self._session.use_database(egdb)
         self._session.configure(book=book, book_variety=book_variety)
+        if resident:
+            self._session.settle()
         self._searches = 0                # searches started, numbering their answers
         self._answers: queue.SimpleQueue[tuple[int, Answer]] = queue.SimpleQueue()
         self._wake_read, self._wake_write = socket.socketpair()

@@ -91,7 +91,8 @@ def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: f
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
     try:
         follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin, egdb=egdb,
-                               move_time=move_time, pdnout=pdnout, book=not no_book, book_variety=book_variety)
+                               move_time=move_time, pdnout=pdnout, book=not no_book, book_variety=book_variety,
+                               resident=True)
         bound = listener.getsockname()
         click.echo(f"pedina dxp: listening on {bound[0]}:{bound[1]} (Ctrl-C to stop)")
         sys.stdout.flush()
