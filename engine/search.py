@@ -28,8 +28,14 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   (18% fewer nodes to depth 9 on the bench suite; at 0.1 s a move, 3-move
   openings with both colours: +21.6 ± 17.7 Elo over 904 games, SPRT elo0=0
   elo1=10 still undecided at LLR 2.05). No null move: zugzwang is common in
-  draughts. A second ply off the latest quiet moves (from the seventh, off the
-  principal variation) scored +3.8 ± 25.0 over 452 games and was dropped.
+  draughts.
+- Tried and dropped, on the same kind of match (0.1 s a move): a second ply off
+  the latest quiet moves (from the seventh, off the principal variation),
+  +3.8 ± 25.0 over 452 games; aspiration windows (±20, doubling), -2.8 ± 50.6
+  over 125 games; a two-entry table (a slot kept by depth and age beside an
+  always-replace one), -15.8 ± 31.5 over 308 games; countermoves (the quiet
+  move that last refuted the move before, tried after the killers), -17.2 ±
+  32.8 over 283 games.
 - Captures are compulsory, so a position where the side to move can capture is
   never evaluated (the evaluation's precondition): the quiescence search plays
   out every capture sequence first, at the deepest ply too (a sequence of
