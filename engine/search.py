@@ -193,7 +193,9 @@ class Searcher:
     (0..20, 20 = full strength) weakens play: the depth is capped at
     ``skill // 2 + 1`` and the move is drawn, with ``seed`` fixing the draw,
     among the root moves within ``(20 - skill) * 8`` of the best score. Each
-    iteration reports the ``multipv`` best lines; with a skill set, one more
+    iteration reports the ``multipv`` best lines, and an iteration cut short
+    reports the move it plays when that move beat the last finished iteration's
+    best (so the last line reported is always the move played); with a skill set, one more
     :class:`Info` (``multipv`` 1) describes the move drawn, just before the
     search returns. An analysis search (:attr:`Limits.analysis`) is never
     weakened.
@@ -355,7 +357,12 @@ class Searcher:
                 found = self._root(us, them, kings, white, order, depth, quiet, exact)
             except _Abort:
                 if not exact and self._iter_best is not None:
-                    results = [(self._iter_best[1], self._iter_best[0])]
+                    partial = (self._iter_best[1], self._iter_best[0])
+                    if results and partial[1] != results[0][1]:
+                        # A move that beat the last best in the unfinished iteration is played:
+                        # the last line reported must be the one played.
+                        self._report(us, them, kings, white, [partial], depth)
+                    results = [partial]
                 break
             # Moves are compared by value, never by identity: compiled by mypyc, a
             # tuple taken out of a list is a new object each time.

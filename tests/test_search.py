@@ -398,6 +398,15 @@ def test_hash_size_is_bounded() -> None:
     assert len(small.tt.table) == small.tt.size
 
 
+def test_the_last_line_reported_starts_with_the_move_played() -> None:
+    """An unfinished iteration whose best move beat the last finished one's is reported before
+    its move is played (node limits are deterministic: these stop the search in such iterations)."""
+    for nodes in (2500, 7000, 27000, 31500):
+        infos: list[Info] = []
+        result = Searcher(hash_mb=1).search(Board(), Limits(nodes=nodes), on_info=infos.append)
+        assert infos[-1].pv[:2] == result.pv[:2] and result.pv[0] == result.best, nodes
+
+
 def test_the_hash_table_keeps_its_one_list_when_cleared_and_resized() -> None:
     """An engine process freezes the table's list out of the cycle collector's reach once
     (Session.settle): a new list would be collected again."""
