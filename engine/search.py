@@ -286,6 +286,7 @@ class Searcher:
         ``clock_from`` is the :func:`time.perf_counter` time the move's clock
         started, when that was before this call (a caller's own work then counts
         against the move's time); by default the clock starts with the search.
+        A ponder search ignores it: its clock starts at the ponder hit.
 
         Earlier stop and ponder-hit requests are cleared here, in the caller's
         thread, so a :meth:`stop` or :meth:`ponder_hit` sent as soon as this

@@ -189,9 +189,7 @@ class Session:
         keeps its one list for life (see :mod:`pedina.tt`), and can stall a move past its
         hard limit. What is frozen is never collected: nothing lost for objects that live
         as long as the process."""
-        if self._searcher is None:
-            self._searcher = self._factory(self.hash_mb)
-            self._apply(self._searcher)
+        self.searcher  # made now (if not yet), so that its hash table is frozen with the rest
         gc.collect()
         gc.freeze()
 
@@ -257,8 +255,7 @@ class Session:
         if not limits.ponder:
             job.start_clock(asked)
         self._thread = searcher.start(job.board, job.limits, lambda info: self._on_info(job, info),
-                                      lambda result, error: self._on_done(job, result, error),
-                                      None if limits.ponder else asked)
+                                      lambda result, error: self._on_done(job, result, error), asked)
         threading.Thread(target=self._watch, args=(job, searcher), name="pedina-watchdog", daemon=True).start()
 
     def think(self, board: Board, limits: Limits, on_info: InfoCallback | None = None) -> Answer:
