@@ -51,6 +51,8 @@ from pedina.timeman import GRACE, Limits, time_budget
 
 #: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
 JOIN_TIMEOUT = 0.05
+#: How often :meth:`Session.think` looks at its ``cancel`` event (seconds).
+CANCEL_POLL = 0.05
 #: The depth of a book answer's :class:`~pedina.search.Info` and :class:`~pedina.search.Result`:
 #: a search reports depth 1 and more, so this depth says that the move came from the book.
 BOOK_DEPTH = 0
@@ -258,13 +260,18 @@ class Session:
                                       lambda result, error: self._on_done(job, result, error), asked)
         threading.Thread(target=self._watch, args=(job, searcher), name="pedina-watchdog", daemon=True).start()
 
-    def think(self, board: Board, limits: Limits, on_info: InfoCallback | None = None) -> Answer:
-        """Search and wait for the answer (``limits`` must bound the search)."""
+    def think(self, board: Board, limits: Limits, on_info: InfoCallback | None = None,
+              cancel: threading.Event | None = None) -> Answer:
+        """Search and wait for the answer. ``limits`` must bound the search, or ``cancel`` be
+        set some time: the search is then stopped within :data:`CANCEL_POLL` seconds, and
+        answers as a stopped search does."""
         answers: list[Answer] = []
         self.go(board, limits, on_info, answers.append)
         job = self._job
         assert job is not None
-        job.answered.wait()
+        while not job.answered.wait(None if cancel is None else CANCEL_POLL):
+            if cancel is not None and cancel.is_set():
+                self.stop()
         return answers[0]
 
     def stop(self) -> None:
@@ -410,4 +417,4 @@ class Session:
             self._report(text)
 
 
-__all__ = ["Answer", "BOOK_DEPTH", "JOIN_TIMEOUT", "Session", "SupportsSearch"]
+__all__ = ["Answer", "BOOK_DEPTH", "CANCEL_POLL", "JOIN_TIMEOUT", "Session", "SupportsSearch"]

@@ -42,13 +42,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from types import FrameType
 from typing import IO, TextIO
 
 import click
@@ -64,6 +60,7 @@ from pedina.session import Session
 from pedina.timeman import Limits
 from pedina.protocol.plotting import check_plot_path, saved_figure
 from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.interrupts import interrupt_requests
 from pedina.protocol.scores import for_white, men, proven_note
 
 #: Scores beyond this many men are drawn at it on the plot (proven results, known endings).
@@ -142,14 +139,15 @@ def pdn_line(position: Position, moves: list[Move]) -> list[str]:
     return texts
 
 
-def analyse(session: Session, board: Board, limits: Limits) -> list[Line]:
-    """The best lines of ``board``'s position (as many as ``session.multipv``), best first."""
+def analyse(session: Session, board: Board, limits: Limits, cancel: threading.Event | None = None) -> list[Line]:
+    """The best lines of ``board``'s position (as many as ``session.multipv``), best first; a
+    set ``cancel`` stops the search (see :meth:`~pedina.session.Session.think`)."""
     latest: dict[int, Info] = {}
 
     def on_info(info: Info) -> None:
         latest[info.multipv] = info
 
-    result = session.think(board, limits, on_info).result
+    result = session.think(board, limits, on_info, cancel).result
     lines = [Line(i.multipv, i.score, i.depth, i.nodes, i.time, list(i.pv)) for _, i in sorted(latest.items())]
     if result is not None and result.best is not None and (not lines or lines[0].pv[:1] != [result.best]):
         # The result is the authority for the main line (e.g. a search stopped mid-iteration).
@@ -401,23 +399,6 @@ class AnalysisSettings:
     book: Book | None = None  # the played moves found in it are marked
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises :class:`KeyboardInterrupt` in the main thread, as Ctrl-C does."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _emit(stream: TextIO, text: str) -> None:
     stream.write(text + "\n")
     stream.flush()
@@ -449,8 +430,10 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
     if settings.table:
         _emit(out, f"{'ply':>5}  {'played':<12} {'white':>7} {'depth':>5}  {'best':<12} pv")
     try:
-        with _sigterm_as_interrupt():
+        with interrupt_requests() as interruption:
             for subject in subjects:
+                if interruption.is_set():
+                    break
                 analysed: list[Analysed] = []
                 done.append((subject, analysed))
                 if settings.table and subject.title and len(subjects) > 1:
@@ -462,7 +445,9 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                 moves = subject.board.moves
                 for ply in range(len(moves) + 1):
                     outcome = board.outcome()
-                    lines = analyse(session, board, settings.limits) if outcome is None else []
+                    lines = analyse(session, board, settings.limits, interruption) if outcome is None else []
+                    if interruption.is_set():
+                        break  # this position's search was cut short: it is not reported as analysed
                     played = moves[ply] if ply < len(moves) else None
                     item = Analysed(ply, board.position, played, lines, outcome, _in_book(settings.book, board, played))
                     analysed.append(item)
@@ -480,13 +465,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                     if played is not None:
                         board.push(played)
                 _finish_subject(subject, analysed, settings, annotated, annotator, len(subjects) > 1, out)
-    except KeyboardInterrupt:
-        interrupted = True
-        session.stop()
-        if done:
-            subject, analysed = done[-1]
-            if len(analysed) < len(subject.board.moves) + 1:
-                _finish_subject(subject, analysed, settings, annotated, annotator, len(subjects) > 1, out)
+            interrupted = interruption.is_set()
     finally:
         if progress:
             click.echo(err=True)

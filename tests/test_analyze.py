@@ -127,7 +127,7 @@ def test_jsonl_streams_each_position_as_it_is_analysed(tmp_path: Path) -> None:
     assert child.poll() is None  # the first position came out while the rest is still being analysed
     child.send_signal(signal.SIGINT)
     rest, errors = child.communicate(timeout=10)
-    assert child.returncode == 130 and "interrupted" in errors and "Traceback" not in errors
+    assert child.returncode == 130 and "interrupted" in errors and "Traceback" not in errors, errors
     plies = [json.loads(line)["ply"] for line in rest.splitlines()]
     assert plies == list(range(1, len(plies) + 1))  # whole lines only, in order
 
@@ -143,7 +143,7 @@ def test_an_interrupted_analysis_keeps_what_it_finished(tmp_path: Path, signum: 
     time.sleep(3.0)
     child.send_signal(signum)
     out, errors = child.communicate(timeout=10)
-    assert child.returncode == 130 and "Traceback" not in errors
+    assert child.returncode == 130 and "Traceback" not in errors, errors
     document = json.loads(out)
     assert document["interrupted"] is True
     (game,) = document["games"]

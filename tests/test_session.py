@@ -13,7 +13,7 @@ import pytest
 
 from pedina import Board
 from pedina.search import Info, Result, Searcher
-from pedina.session import JOIN_TIMEOUT, Answer, Session
+from pedina.session import CANCEL_POLL, JOIN_TIMEOUT, Answer, Session
 from pedina.timeman import GRACE, Limits, time_budget
 from stub_searchers import ScriptedSearcher
 
@@ -173,6 +173,21 @@ def test_think_answers_every_kind_of_limit(limits: Limits) -> None:
     board = Board()
     answer = Session(book=False, hash_mb=4).think(board, limits)
     assert answer.move in board.legal_moves()
+
+
+@pytest.mark.parametrize("set_before", [False, True])
+def test_think_stops_an_unbounded_search_when_cancelled(set_before: bool) -> None:
+    board = Board()
+    cancel = threading.Event()
+    if set_before:
+        cancel.set()
+    else:
+        threading.Timer(0.3, cancel.set).start()
+    started = time.perf_counter()
+    answer = Session(book=False, hash_mb=4).think(board, Limits(infinite=True), cancel=cancel)
+    waited = time.perf_counter() - started
+    assert answer.move in board.legal_moves()
+    assert waited < (0 if set_before else 0.3) + CANCEL_POLL + GRACE + 1.0  # an unbounded search never returns by itself
 
 
 def test_settle_freezes_the_hash_table_for_the_process_life() -> None:

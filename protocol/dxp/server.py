@@ -7,11 +7,8 @@ accepts to the Follower one after the other until Ctrl-C or SIGTERM, and
 
 from __future__ import annotations
 
-import signal
 import socket
 import sys
-import threading
-from types import FrameType
 
 import click
 
@@ -19,6 +16,7 @@ from pedina.protocol.book_command import book_options
 from pedina.protocol.cli import open_log
 from pedina.protocol.dxp.follower import DxpFollower
 from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.interrupts import sigterm_as_keyboard_interrupt
 from pedina.protocol.pdnfile import PdnOut
 
 #: The port DXP programs listen on unless told otherwise.
@@ -33,23 +31,16 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(listener: socket.socket, follower: DxpFollower) -> None:
     """Serve connections one after the other until interrupted (Ctrl-C or SIGTERM)."""
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, on_sigterm) if in_main else None
     try:
-        while True:
-            conn, address = listener.accept()
-            follower.serve_connection(conn, f"{address[0]}:{address[1]}")
+        with sigterm_as_keyboard_interrupt():  # accept() blocks in the OS: only an exception wakes it
+            while True:
+                conn, address = listener.accept()
+                follower.serve_connection(conn, f"{address[0]}:{address[1]}")
     except KeyboardInterrupt:
         pass
     finally:
         follower.close()
         listener.close()
-        if in_main and previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 @click.command()

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import os
 import queue
-import signal
 import socket
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from types import FrameType
 from typing import Protocol, Sequence, TypeAlias
 
 from pedina.pdn import write_game
 from pedina.protocol.hubclient import EngineError
+from pedina.protocol.interrupts import interrupt_requests
 from pedina.protocol.match.console import Console, clock_text
 from pedina.protocol.match.game import Aborted, EngineSpec, GameRecord, ScheduledGame, Seats, Settings, play_hub_game
 from pedina.protocol.match.options import MatchError
@@ -187,43 +186,37 @@ def run_match(specs: Sequence[EngineSpec], games: Sequence[ScheduledGame], setti
             for line in failure.tail:
                 console.message(f"    {line}")
 
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    # a kill (SIGTERM) stops the match like Ctrl-C: engines ended, finished games kept
-    handle_term = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, on_term) if handle_term else None
+    # Ctrl-C or a kill (SIGTERM) stops the match: engines ended, finished games kept
     try:
-        if decision is None:
-            venue.start([game for game in games if game.number not in finished], specs, settings, done)
-        show(force=True)
-        while decision is None and venue.busy() or not done.empty():
-            try:
-                item = done.get(timeout=0.5)
-            except queue.Empty:
-                show()
-                continue
-            if isinstance(item, BaseException):
-                raise item
-            take(item)
-            if sprt is not None and decision is None:
-                decision = sprt.decision(*tally.wdl(0))
-                if decision is not None:
-                    venue.halt()
-            show()
-    except KeyboardInterrupt:
-        interrupted = True
-        venue.halt()
-        while not done.empty():  # games that ended before the interruption are kept
-            item = done.get()
-            if isinstance(item, GameRecord):
+        with interrupt_requests() as interruption:
+            if decision is None:
+                venue.start([game for game in games if game.number not in finished], specs, settings, done)
+            show(force=True)
+            while not interruption.is_set() and (decision is None and venue.busy() or not done.empty()):
+                try:
+                    item = done.get(timeout=0.5)
+                except queue.Empty:
+                    show()
+                    continue
+                if isinstance(item, BaseException):
+                    raise item
                 take(item)
+                if sprt is not None and decision is None:
+                    decision = sprt.decision(*tally.wdl(0))
+                    if decision is not None:
+                        venue.halt()
+                show()
+            if interruption.is_set():
+                interrupted = True
+                venue.halt()
+                while not done.empty():  # games that ended before the interruption are kept
+                    item = done.get()
+                    if isinstance(item, GameRecord):
+                        take(item)
     finally:
         venue.close()
         if out is not None:
             out.close()
-        if handle_term and previous is not None:
-            signal.signal(signal.SIGTERM, previous)
     show(force=True)
     if console.tty:
         console.message("")
