@@ -351,6 +351,7 @@ class Searcher:
         order = list(root_moves)
         results: list[tuple[int, RawMove]] = []
         completed = 0
+        results_depth = 0  # the depth that results' score comes from
         instability = 0.0
         for depth in range(1, max_depth + 1):
             self._begin_iteration(history)
@@ -358,12 +359,8 @@ class Searcher:
                 found = self._root(us, them, kings, white, order, depth, quiet, exact)
             except _Abort:
                 if not exact and self._iter_best is not None:
-                    partial = (self._iter_best[1], self._iter_best[0])
-                    if results and partial[1] != results[0][1]:
-                        # A move that beat the last best in the unfinished iteration is played:
-                        # the last line reported must be the one played.
-                        self._report(us, them, kings, white, [partial], depth)
-                    results = [partial]
+                    results = [(self._iter_best[1], self._iter_best[0])]
+                    results_depth = depth
                 break
             # Moves are compared by value, never by identity: compiled by mypyc, a
             # tuple taken out of a list is a new object each time.
@@ -372,7 +369,7 @@ class Searcher:
             results = found
             best_first = [m for _, m in found]
             order = best_first + [m for m in order if m not in best_first]
-            completed = depth
+            completed = results_depth = depth
             self._report(us, them, kings, white, results[:lines], depth)
             if self._stop_now(results[0][0], depth, instability):
                 break
@@ -383,9 +380,11 @@ class Searcher:
         score, best = self._pick(results, hash(position)) if skilled else results[0]
         pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
         elapsed = time.perf_counter() - start
-        if skilled and completed and self._on_info is not None:
-            # Clients keep the last line they are sent: it must be the move played.
-            self._on_info(Info(completed, self._mean_depth(), score, self.nodes, elapsed, pv, 1, self._seldepth))
+        shown = self._last_info[0] if self._last_info else None
+        if results_depth and self._on_info is not None and (shown is None or (shown.score, shown.pv) != (score, pv)):
+            # Clients keep the last line they are sent: it must be the line played (an
+            # unfinished iteration's, or a weaker skill's pick).
+            self._on_info(Info(results_depth, self._mean_depth(), score, self.nodes, elapsed, pv, 1, self._seldepth))
         return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv)
 
     def _begin_iteration(self, history: list[int]) -> None:

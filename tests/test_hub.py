@@ -498,7 +498,8 @@ def test_with_a_skill_the_last_info_before_done_is_the_move_played(hub: Hub) -> 
         lines = hub.lines_until("done")
         infos = [dict(parse_line(line)[1]) for line in lines if line.startswith("info ")]
         # one line an iteration (skill 2 searches 2 plies), then the line of the move drawn
-        assert [info["depth"] for info in infos] == ["1", "2", "2"]
+        # when it is not the line shown
+        assert [info["depth"] for info in infos] in (["1", "2"], ["1", "2", "2"])
         move, _ = done_moves(Board(), lines[-1])
         assert (infos[-1]["pv"] or "").split()[0] == move
 

@@ -286,15 +286,19 @@ def test_info_after_each_iteration(searcher: Searcher) -> None:
 
 
 def test_with_a_skill_the_last_info_is_the_move_played() -> None:
+    drawn_elsewhere = 0
     for seed in range(6):
         weak = Searcher(hash_mb=8)
         weak.skill, weak.seed = 2, seed
         infos: list[Info] = []
         result = weak.search(Board(), Limits(depth=6), on_info=infos.append)
-        # One line an iteration (multipv 1), then the move drawn.
-        assert [info.depth for info in infos] == [1, 2, 2] and all(info.multipv == 1 for info in infos)
+        # One line an iteration (multipv 1), then the move drawn when it is not the line shown.
+        depths = [info.depth for info in infos]
+        assert depths in ([1, 2], [1, 2, 2]) and all(info.multipv == 1 for info in infos)
+        drawn_elsewhere += len(depths) == 3
         last = infos[-1]
         assert last.pv[:1] == [result.best] and last.score == result.score and last.pv == result.pv
+    assert drawn_elsewhere > 0
 
 
 def test_an_analysis_is_not_weakened_by_the_skill() -> None:
@@ -398,13 +402,16 @@ def test_hash_size_is_bounded() -> None:
     assert len(small.tt.table) == small.tt.size
 
 
-def test_the_last_line_reported_starts_with_the_move_played() -> None:
-    """An unfinished iteration whose best move beat the last finished one's is reported before
-    its move is played (node limits are deterministic: these stop the search in such iterations)."""
-    for nodes in (2500, 7000, 27000, 31500):
+def test_the_last_line_reported_is_the_line_played() -> None:
+    """Clients keep the last line they are sent. A search stopped in an unfinished iteration
+    plays that iteration's line (a new best move, or the old one with a new score and line):
+    it is reported too. Node limits stop the search at the same point every run; this range
+    stops it at every stage of iterations 4 to 8."""
+    for nodes in range(2000, 40001, 500):
         infos: list[Info] = []
         result = Searcher(hash_mb=1).search(Board(), Limits(nodes=nodes), on_info=infos.append)
-        assert infos[-1].pv[:2] == result.pv[:2] and result.pv[0] == result.best, nodes
+        last = infos[-1]
+        assert (last.pv, last.score) == (result.pv, result.score) and result.pv[0] == result.best, nodes
 
 
 def test_the_hash_table_keeps_its_one_list_when_cleared_and_resized() -> None:
