@@ -1,7 +1,7 @@
 """Self-play games for tuning: quiet positions labelled with the game result.
 
     python scripts/selfplay.py --games 1200 --depth 4 --seed 1 --out build/tune/positions.txt
-    python scripts/selfplay.py --evaluation shipped --games 3750 --depth 5 --seed 2 --out build/tune/shipped.txt
+    python scripts/selfplay.py --evaluation shipped --games 8000 --depth 5 --seed 2 --out build/tune/shipped.txt
     python scripts/selfplay.py --games 100000 --cluster tcp://HOST:8786 --out build/tune/positions.txt
 
 Each game starts with 4 to 8 random moves, then both sides search to ``--depth``
