@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import weakref
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,6 +16,15 @@ from pedina.protocol.interrupts import interrupt_requests, sigterm_as_keyboard_i
 
 class Finalised:
     """An object to hang a finaliser on."""
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_a_terminal_gives_it() -> Iterator[None]:
+    """Python's own SIGINT handler, as in a terminal: a test run in the background (CI) starts
+    with SIGINT ignored, which interrupt_requests rightly leaves so."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
