@@ -150,7 +150,8 @@ def analyse(session: Session, board: Board, limits: Limits, cancel: threading.Ev
     result = session.think(board, limits, on_info, cancel).result
     lines = [Line(i.multipv, i.score, i.depth, i.nodes, i.time, list(i.pv)) for _, i in sorted(latest.items())]
     if result is not None and result.best is not None and (not lines or lines[0].pv[:1] != [result.best]):
-        # The result is the authority for the main line (e.g. a search stopped mid-iteration).
+        # The result is the authority for the main line (a search stopped before its first
+        # iteration finished has reported none).
         main = Line(1, result.score, result.depth, result.nodes, result.time, list(result.pv) or [result.best])
         lines = [main] + [line for line in lines if line.multipv != 1]
     return lines

@@ -16,7 +16,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from types import FrameType
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 @contextmanager
@@ -26,40 +26,42 @@ def interrupt_requests() -> Iterator[threading.Event]:
     the process was started to ignore (a job in the background of a shell) stays ignored.
     Off the main thread, where Python lets no code handle signals, no signal sets it."""
     requested = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield requested
-        return
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         requested.set()
 
-    handled = [signal.SIGTERM]
+    signals = [signal.SIGTERM]
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        handled.append(signal.SIGINT)
-    previous = {signum: signal.signal(signum, on_signal) for signum in handled}
-    try:
+        signals.append(signal.SIGINT)
+    with _handling(signals, on_signal):
         yield requested
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 @contextmanager
 def sigterm_as_keyboard_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM raises :class:`KeyboardInterrupt` in the main thread, as
     Ctrl-C does (off the main thread: nothing changes)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    with _handling([signal.SIGTERM], on_term):
+        yield
+
+
+@contextmanager
+def _handling(signals: list[signal.Signals], handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for ``signals`` within the block, the earlier handlers after it; nothing
+    off the main thread, where Python refuses to install handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, earlier in previous.items():
+            signal.signal(signum, earlier)
 
 
 __all__ = ["interrupt_requests", "sigterm_as_keyboard_interrupt"]
