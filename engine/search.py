@@ -39,7 +39,8 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   started past 55% of it, as on a clock), +5.3 ± 28.4 over 330 games, for
   about a quarter more time used; crowning in the quiescence search (at a
   quiet leaf, a man one step from a free promotion square crowned, as in
-  Scan), +11.5 ± 21.1 over 604 games (SPRT undecided, LLR 0.56).
+  Scan), +11.5 ± 21.1 over 604 games (SPRT undecided, LLR 0.56), and again -9.8 ±
+  27.3 over 355 games.
 - Captures are compulsory, so a position where the side to move can capture is
   never evaluated (the evaluation's precondition): the quiescence search plays
   out every capture sequence first, at the deepest ply too (a sequence of
