@@ -41,23 +41,24 @@ import json
 import sys
 import zlib
 from collections.abc import Sequence
+from typing import Final
 
-from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION
+from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION, popcount
 
 #: Features with an opening and an endgame weight (names get ``_mg``/``_eg``).
-PHASED: tuple[str, ...] = (
+PHASED: Final[tuple[str, ...]] = (
     "man", "king", "row1", "row2", "row3", "row4", "row5", "row6",
     "edge", "file1", "file2", "king_centre",
 )
 #: Features with one weight.
-PLAIN: tuple[str, ...] = (
+PLAIN: Final[tuple[str, ...]] = (
     "men_mobility", "king_mobility", "trapped_king", "runaway1", "runaway2", "tempo", "back_guard",
 )
 #: Every weight name, in the order of :func:`features`.
-FEATURES: tuple[str, ...] = tuple(f"{n}_{p}" for n in PHASED for p in ("mg", "eg")) + PLAIN
+FEATURES: Final[tuple[str, ...]] = tuple(f"{n}_{p}" for n in PHASED for p in ("mg", "eg")) + PLAIN
 
 #: Hand-set starting weights (the untuned evaluation; tuning starts here).
-DEFAULT_WEIGHTS: dict[str, int] = {
+DEFAULT_WEIGHTS: Final[dict[str, int]] = {
     "man_mg": 100, "man_eg": 100, "king_mg": 150, "king_eg": 250,
     "row1_mg": 0, "row1_eg": 2, "row2_mg": 2, "row2_eg": 5, "row3_mg": 4, "row3_eg": 10,
     "row4_mg": 6, "row4_eg": 15, "row5_mg": 8, "row5_eg": 20, "row6_mg": 10, "row6_eg": 30,
@@ -67,34 +68,34 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     "tempo": 5, "back_guard": 6,
 }
 
-PIECES = 24
+PIECES: Final = 24
 #: Size of the known-win scores (about 50 men): above any material score, so the
 #: search heads for such an ending, and clearly below the range the search keeps
 #: for proven results (``WIN - ply``, above ``MATE_BOUND``, and above the 9000 that
 #: Hub clients read as a win): a known ending is an estimate until a search or a
 #: database proves it.
-KNOWN_WIN = 5000
+KNOWN_WIN: Final = 5000
 #: Returned when the side to move has no move at all (it has lost).
-NO_MOVES = -30000
+NO_MOVES: Final = -30000
 
 
 #: The fitted weights shipped in the package (read as a resource: a compiled module's
 #: ``__file__`` does not name the package's folder).
-WEIGHTS_RESOURCE = "weights.json"
+WEIGHTS_RESOURCE: Final = "weights.json"
 #: The fitted pattern weights: zlib-compressed little-endian 16-bit integers, region by region.
-PATTERNS_RESOURCE = "patterns.bin"
+PATTERNS_RESOURCE: Final = "patterns.bin"
 
 #: Blocks of 4 rows by 4 columns, by the bit of their top left dark square: rows 0-3, 2-5
 #: and 4-7 (a row pair takes 9 bits), columns 0-3, 2-5 and 4-7 (the next dark square).
-_REGION_SHIFTS: tuple[int, ...] = (0, 1, 2, 9, 10, 11, 18, 19, 20)
+_REGION_SHIFTS: Final[tuple[int, ...]] = (0, 1, 2, 9, 10, 11, 18, 19, 20)
 #: The block's squares, from its top left one: two adjacent squares in each of 4 rows.
-_REGION_OFFSETS: tuple[int, ...] = (0, 1, 5, 6, 9, 10, 14, 15)
-_REGION_MASK = sum(1 << offset for offset in _REGION_OFFSETS)
-_REGION_SPAN = _REGION_OFFSETS[-1]
-PATTERN_REGIONS = len(_REGION_SHIFTS)
-PATTERN_CONFIGS = 3 ** len(_REGION_OFFSETS)
+_REGION_OFFSETS: Final[tuple[int, ...]] = (0, 1, 5, 6, 9, 10, 14, 15)
+_REGION_MASK: Final = sum(1 << offset for offset in _REGION_OFFSETS)
+_REGION_SPAN: Final = _REGION_OFFSETS[-1]
+PATTERN_REGIONS: Final = len(_REGION_SHIFTS)
+PATTERN_CONFIGS: Final = 3 ** len(_REGION_OFFSETS)
 #: Number of pattern weights: one per configuration of every region.
-PATTERN_WEIGHTS = PATTERN_REGIONS * PATTERN_CONFIGS
+PATTERN_WEIGHTS: Final = PATTERN_REGIONS * PATTERN_CONFIGS
 
 
 def _square_geometry() -> list[tuple[int, int, int]]:
@@ -107,14 +108,14 @@ def _square_geometry() -> list[tuple[int, int, int]]:
     return out
 
 
-_GEOMETRY = _square_geometry()
+_GEOMETRY: Final = _square_geometry()
 #: White's back row squares that matter most as guards (29 .. 32 is the row;
 #: 30 and 31 stop the most promotions), and Black's mirror images.
-_WHITE_GUARD = SQUARE_BIT[30] | SQUARE_BIT[31] | SQUARE_BIT[29]
-_BLACK_GUARD = SQUARE_BIT[3] | SQUARE_BIT[2] | SQUARE_BIT[4]
+_WHITE_GUARD: Final = SQUARE_BIT[30] | SQUARE_BIT[31] | SQUARE_BIT[29]
+_BLACK_GUARD: Final = SQUARE_BIT[3] | SQUARE_BIT[2] | SQUARE_BIT[4]
 #: Men one or two steps from promotion: only they can be runaways.
-_WHITE_RUNNERS = sum(SQUARE_BIT[n] for n in range(5, 13))
-_BLACK_RUNNERS = sum(SQUARE_BIT[n] for n in range(21, 29))
+_WHITE_RUNNERS: Final = sum(SQUARE_BIT[n] for n in range(5, 13))
+_BLACK_RUNNERS: Final = sum(SQUARE_BIT[n] for n in range(21, 29))
 
 
 def _men_counts(row: int, column: int) -> dict[str, int]:
@@ -187,13 +188,13 @@ def _digit_table(offsets: Sequence[int], digit: int) -> list[int]:
 #: With Black to move the board is turned, which reverses the 36 bits: the block at
 #: shift s of Black's view is the real board's block at shift 35 - span - s, its
 #: k-th square at the reversed offset.
-_TURNED_SHIFTS = tuple(35 - _REGION_SPAN - shift for shift in _REGION_SHIFTS)
-_TURNED_OFFSETS = tuple(_REGION_SPAN - offset for offset in _REGION_OFFSETS)
+_TURNED_SHIFTS: Final = tuple(35 - _REGION_SPAN - shift for shift in _REGION_SHIFTS)
+_TURNED_OFFSETS: Final = tuple(_REGION_SPAN - offset for offset in _REGION_OFFSETS)
 #: Configuration digits of the mover's men (1) and its opponent's (2), by block bits.
-_US = _digit_table(_REGION_OFFSETS, 1)
-_THEM = _digit_table(_REGION_OFFSETS, 2)
-_US_TURNED = _digit_table(_TURNED_OFFSETS, 1)
-_THEM_TURNED = _digit_table(_TURNED_OFFSETS, 2)
+_US: Final = _digit_table(_REGION_OFFSETS, 1)
+_THEM: Final = _digit_table(_REGION_OFFSETS, 2)
+_US_TURNED: Final = _digit_table(_TURNED_OFFSETS, 1)
+_THEM_TURNED: Final = _digit_table(_TURNED_OFFSETS, 2)
 
 
 def _neighbours(bits: int) -> int:
@@ -201,8 +202,8 @@ def _neighbours(bits: int) -> int:
 
 
 #: Diagonal neighbours and the half-turn mirror square, by square bit.
-_NEIGHBOURS: dict[int, int] = {SQUARE_BIT[n]: _neighbours(SQUARE_BIT[n]) for n in range(1, 33)}
-_MIRROR: dict[int, int] = {SQUARE_BIT[n]: SQUARE_BIT[33 - n] for n in range(1, 33)}
+_NEIGHBOURS: Final[dict[int, int]] = {SQUARE_BIT[n]: _neighbours(SQUARE_BIT[n]) for n in range(1, 33)}
+_MIRROR: Final[dict[int, int]] = {SQUARE_BIT[n]: SQUARE_BIT[33 - n] for n in range(1, 33)}
 
 
 class Evaluator:
@@ -295,7 +296,7 @@ class Evaluator:
                   + b0[bm & 4095] + b1[(bm >> 12) & 4095] + b2[bm >> 24])
         w_steps = ((wm >> 4) | (wm >> 5)) & empty
         b_steps = ((bm << 4) | (bm << 5)) & empty
-        plain = (w_steps.bit_count() - b_steps.bit_count()) * self._men_mobility
+        plain = (popcount(w_steps) - popcount(b_steps)) * self._men_mobility
         mobile_w = w_steps
         mobile_b = b_steps
         if kings:
@@ -310,7 +311,7 @@ class Evaluator:
                 packed += values[low]
                 moves = _NEIGHBOURS[low] & empty
                 if moves:
-                    mobility += moves.bit_count()
+                    mobility += popcount(moves)
                     mobile_w |= moves
                 else:
                     trapped += 1
@@ -321,7 +322,7 @@ class Evaluator:
                 packed -= values[_MIRROR[low]]
                 moves = _NEIGHBOURS[low] & empty
                 if moves:
-                    mobility -= moves.bit_count()
+                    mobility -= popcount(moves)
                     mobile_b |= moves
                 else:
                     trapped -= 1
@@ -335,10 +336,10 @@ class Evaluator:
             below_b = (free_b >> 4) | (free_b >> 5)
             step_w = below_w & empty
             step_b = below_b & empty
-            plain += (((below_w & wm).bit_count() - (below_b & bm).bit_count()) * self._runaway1
-                      + ((((step_w << 4) | (step_w << 5)) & wm).bit_count()
-                         - (((step_b >> 4) | (step_b >> 5)) & bm).bit_count()) * self._runaway2)
-        n = (w | b).bit_count()
+            plain += ((popcount(below_w & wm) - popcount(below_b & bm)) * self._runaway1
+                      + (popcount(((step_w << 4) | (step_w << 5)) & wm)
+                         - popcount(((step_b >> 4) | (step_b >> 5)) & bm)) * self._runaway2)
+        n = popcount(w | b)
         half = self._half
         t = packed + half
         blended = ((t & self._low) - half) * n + (t >> self._shift) * (PIECES - n)
@@ -371,14 +372,14 @@ class Evaluator:
 
 def _endgame(score: int, men: int, kings: int, their_men: int, their_kings: int) -> int:
     """Small-ending knowledge on top of the linear score (mover's view)."""
-    mine = (men | kings).bit_count()
-    theirs = (their_men | their_kings).bit_count()
+    mine = popcount(men | kings)
+    theirs = popcount(their_men | their_kings)
     if not (men or their_men):
         if mine == theirs and mine <= 2:
             return 0  # 1 king v 1 king, 2 v 2: no way to force anything
-    if theirs == 1 and kings.bit_count() >= 2:
+    if theirs == 1 and popcount(kings) >= 2:
         return KNOWN_WIN + 10 * mine - _mop_up(kings, their_men | their_kings)
-    if mine == 1 and their_kings.bit_count() >= 2:
+    if mine == 1 and popcount(their_kings) >= 2:
         return -(KNOWN_WIN + 10 * theirs - _mop_up(their_kings, men | kings))
     if not (men or their_men) and abs(mine - theirs) <= 1 and min(mine, theirs) >= 2:
         return score // 4 if score >= 0 else -(-score // 4)  # even king endings are drawish
@@ -386,7 +387,7 @@ def _endgame(score: int, men: int, kings: int, their_men: int, their_kings: int)
 
 
 #: (row, column) by square bit.
-_PLACE: dict[int, tuple[int, int]] = {1 << index: (row, column) for index, row, column in _GEOMETRY}
+_PLACE: Final[dict[int, tuple[int, int]]] = {1 << index: (row, column) for index, row, column in _GEOMETRY}
 
 
 def _mop_up(hunters: int, prey: int) -> int:

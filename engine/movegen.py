@@ -17,6 +17,8 @@ included, and ``()`` for a step. A ring capture has ``from_bit == to_bit``.
 
 from __future__ import annotations
 
+from typing import Final
+
 from pedina.squares import (
     BLACK_PROMOTION,
     BOARD,
@@ -44,10 +46,10 @@ def _step_moves(shift: int, promotion: int, king: bool) -> dict[int, RawMove]:
 
 
 # Steps are built once and shared: generating one is a lookup, not a new tuple.
-_WHITE_MAN_STEPS = (_step_moves(-4, WHITE_PROMOTION, False), _step_moves(-5, WHITE_PROMOTION, False))
-_BLACK_MAN_STEPS = (_step_moves(4, BLACK_PROMOTION, False), _step_moves(5, BLACK_PROMOTION, False))
-_KING_STEPS_UP = (_step_moves(-4, 0, True), _step_moves(-5, 0, True))
-_KING_STEPS_DOWN = (_step_moves(4, 0, True), _step_moves(5, 0, True))
+_WHITE_MAN_STEPS: Final = (_step_moves(-4, WHITE_PROMOTION, False), _step_moves(-5, WHITE_PROMOTION, False))
+_BLACK_MAN_STEPS: Final = (_step_moves(4, BLACK_PROMOTION, False), _step_moves(5, BLACK_PROMOTION, False))
+_KING_STEPS_UP: Final = (_step_moves(-4, 0, True), _step_moves(-5, 0, True))
+_KING_STEPS_DOWN: Final = (_step_moves(4, 0, True), _step_moves(5, 0, True))
 
 
 def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
@@ -161,8 +163,8 @@ def _jump_moves(shift: int, promotion: int) -> dict[int, RawMove]:
     return table
 
 
-_WHITE_JUMPS = (_jump_moves(-4, WHITE_PROMOTION), _jump_moves(-5, WHITE_PROMOTION))
-_BLACK_JUMPS = (_jump_moves(4, BLACK_PROMOTION), _jump_moves(5, BLACK_PROMOTION))
+_WHITE_JUMPS: Final = (_jump_moves(-4, WHITE_PROMOTION), _jump_moves(-5, WHITE_PROMOTION))
+_BLACK_JUMPS: Final = (_jump_moves(4, BLACK_PROMOTION), _jump_moves(5, BLACK_PROMOTION))
 
 
 def _men_captures(landings4: int, landings5: int, their_men: int, empty: int, white: bool) -> list[RawMove]:
@@ -249,7 +251,7 @@ def _king_jumps(here: int) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
-_KING_JUMPS: dict[int, tuple[tuple[int, int], ...]] = {bit: _king_jumps(bit) for bit in SQUARE_BIT[1:]}
+_KING_JUMPS: Final[dict[int, tuple[tuple[int, int], ...]]] = {bit: _king_jumps(bit) for bit in SQUARE_BIT[1:]}
 
 
 def _king_sequences(

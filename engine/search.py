@@ -79,52 +79,52 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Final, Protocol
 
 from pedina.board import Board
 from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
 from pedina.move import Move
 from pedina.movegen import RawMove, generate, generate_captures, generate_quiet
-from pedina.squares import BOARD
+from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
 
-WIN = 10000
+WIN: Final = 10000
 #: Deepest ply of the main search; the quiescence search may go on from there to
 #: play out the captures.
-MAX_PLY = 128
+MAX_PLY: Final = 128
 #: Scores beyond this are proven wins or losses, "win in N plies", and are stored
 #: in the table relative to the node.
-MATE_BOUND = WIN - 2 * MAX_PLY
+MATE_BOUND: Final = WIN - 2 * MAX_PLY
 #: Depth of the short search that scores a lone legal move before it is played.
-FORCED_MOVE_DEPTH = 4
-INF = WIN + 1
-MAX_DEPTH = 99
+FORCED_MOVE_DEPTH: Final = 4
+INF: Final = WIN + 1
+MAX_DEPTH: Final = 99
 #: Late-move reductions: from the move with this index on (0 is the first)...
-LMR_MIN_MOVES = 3
+LMR_MIN_MOVES: Final = 3
 #: ...in nodes whose children have at least this depth left.
-LMR_MIN_DEPTH = 2
+LMR_MIN_DEPTH: Final = 2
 #: ProbCut: a null-window node with at least this depth left first searches itself this
 #: much shallower against a bound this far above beta (hundredths of a man); when even
 #: that bound is reached, the full search would very likely fail high too.
-PROBCUT_MIN_DEPTH = 4
-PROBCUT_REDUCTION = 3
-PROBCUT_MARGIN = 80
+PROBCUT_MIN_DEPTH: Final = 4
+PROBCUT_REDUCTION: Final = 3
+PROBCUT_MARGIN: Final = 80
 #: The clock, node limit and stop flag are read when ``nodes & CHECK_MASK == 0``.
-CHECK_MASK = 255
+CHECK_MASK: Final = 255
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
-_LEAF_ONE = 1 << 32
+_LEAF_ONE: Final = 1 << 32
 #: A database win's score at distance 0 (a loss: its negation); below MATE_BOUND,
 #: since a database proves who wins, not in how many plies.
-DATABASE_WIN = MATE_BOUND - 2 * MAX_PLY
+DATABASE_WIN: Final = MATE_BOUND - 2 * MAX_PLY
 #: The distance a database win gets when its table stores none (beyond any stored one).
-_UNKNOWN_DISTANCE = MAX_PLY
+_UNKNOWN_DISTANCE: Final = MAX_PLY
 #: A win from a table without distances scores within this band below every win with
 #: one, ordered by the evaluation (clipped to +/- _PROGRESS_CLIP, in steps of
 #: _PROGRESS_STEP); the band stays above every estimate the evaluation gives.
-_PROGRESS_CLIP = 5400
-_PROGRESS_STEP = 4
-PROGRESS_BAND = 2 * _PROGRESS_CLIP // _PROGRESS_STEP
+_PROGRESS_CLIP: Final = 5400
+_PROGRESS_STEP: Final = 4
+PROGRESS_BAND: Final = 2 * _PROGRESS_CLIP // _PROGRESS_STEP
 
 
 def proven_plies(score: int) -> int | None:
@@ -344,7 +344,7 @@ class Searcher:
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if skilled:
             max_depth = min(max_depth, max(1, self.skill // 2 + 1))
-        if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
+        if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
             probed = self._egdb.lookup(us, them, kings, white) if self._egdb is not None else None
             if probed is not None and (not probed[0] or probed[1] >= 0):
                 max_depth = 1  # every move leads into the database, which settles it
@@ -457,7 +457,7 @@ class Searcher:
                 if path[j] == ident:
                     return 0
                 j -= 2
-        if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
+        if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
             known, _ = self._probe(us, them, kings, white, quiet)
             if known is not None:
                 return known
@@ -628,7 +628,7 @@ class Searcher:
         if not nodes & CHECK_MASK:
             self._check()
         unknown = 0  # a database win (1) or loss (-1) without a distance: the evaluation orders it
-        if self._egdb_pieces and (us | them).bit_count() <= self._egdb_pieces:
+        if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
             known, unknown = self._probe(us, them, kings, white, quiet)
             if known is not None:
                 return known

@@ -11,6 +11,8 @@ per-row masks.
 
 from __future__ import annotations
 
+from typing import Final
+
 
 def _bit_index(square: int) -> int:
     """Bit position of FID ``square`` (1..32) in the ghost layout."""
@@ -21,15 +23,32 @@ def _bit_index(square: int) -> int:
 
 
 #: ``SQUARE_BIT[n]`` is the bitboard of square ``n``; index 0 is unused.
-SQUARE_BIT: tuple[int, ...] = (0,) + tuple(1 << _bit_index(n) for n in range(1, 33))
+SQUARE_BIT: Final[tuple[int, ...]] = (0,) + tuple(1 << _bit_index(n) for n in range(1, 33))
 #: All 32 playable squares.
-BOARD: int = sum(SQUARE_BIT)
+BOARD: Final[int] = sum(SQUARE_BIT)
 #: Bit value -> square number, for single-bit ints.
-BIT_SQUARE: dict[int, int] = {SQUARE_BIT[n]: n for n in range(1, 33)}
+BIT_SQUARE: Final[dict[int, int]] = {SQUARE_BIT[n]: n for n in range(1, 33)}
 
 #: Rows where a man is promoted: White reaches 1-4, Black reaches 29-32.
-WHITE_PROMOTION: int = sum(SQUARE_BIT[n] for n in range(1, 5))
-BLACK_PROMOTION: int = sum(SQUARE_BIT[n] for n in range(29, 33))
+WHITE_PROMOTION: Final[int] = sum(SQUARE_BIT[n] for n in range(1, 5))
+BLACK_PROMOTION: Final[int] = sum(SQUARE_BIT[n] for n in range(29, 33))
+
+
+def popcount(bits: int) -> int:
+    """Number of set bits of a board-sized ``bits`` (below 2**40)."""
+    # Compiled, int.bit_count is a call through the interpreter's method lookup, several
+    # times the cost of these native shifts and adds; plain Python takes the method itself
+    # (below), as a function of its own there would cost the call on top.
+    bits -= (bits >> 1) & 0x5555555555
+    bits = (bits & 0x3333333333) + ((bits >> 2) & 0x3333333333)
+    bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F
+    bits += bits >> 8
+    bits += bits >> 16
+    return (bits + (bits >> 32)) & 0x7F
+
+
+if __file__.endswith(".py"):  # plain Python: modules that import popcount get the method
+    globals()["popcount"] = int.bit_count
 
 
 def squares_of(bits: int) -> list[int]:

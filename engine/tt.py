@@ -23,15 +23,17 @@ entry), so :data:`ENTRY_BYTES` keeps the size honest.
 
 from __future__ import annotations
 
+from typing import Final
+
 from pedina.movegen import RawMove
 
-EXACT = 0
-LOWER = 1   # score is a lower bound (fail high)
-UPPER = 2   # score is an upper bound (fail low)
+EXACT: Final = 0
+LOWER: Final = 1   # score is a lower bound (fail high)
+UPPER: Final = 2   # score is an upper bound (fail low)
 
 #: Rough bytes held per filled slot: the entry tuple, its identity int, a
 #: score int, and a share of the move tuples kept alive, plus the list slot.
-ENTRY_BYTES = 240
+ENTRY_BYTES: Final = 240
 
 Entry = tuple[int, int, int, int, "RawMove | None", bool]
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 
 import pedina
 from pedina import Board, Limits, Searcher
 from pedina.protocol.bench_search import BENCH_POSITIONS
+from pedina.squares import popcount
 
 PEDINA = shutil.which("pedina")
 #: Nodes over the bench suite at depth 5 with 16 MB, each position from a fresh searcher. Both
@@ -33,3 +35,12 @@ def test_version_and_bench_name_the_flavour() -> None:
     assert f"({flavour} flavour)" in shown
     bench = subprocess.run([PEDINA, "bench", "--depth", "1"], capture_output=True, text=True, check=True).stdout
     assert f"{flavour} flavour" in bench.splitlines()[0]
+
+
+def test_popcount_counts_every_bit_of_a_board() -> None:
+    # The compiled flavour counts with shifts and adds, the plain one with int.bit_count.
+    rng = random.Random(7)
+    samples = [0, 1, (1 << 36) - 1, (1 << 40) - 1] + [rng.getrandbits(36) for _ in range(2000)]
+    for bits in samples:
+        assert popcount(bits) == bin(bits).count("1"), hex(bits)
+
