@@ -419,11 +419,14 @@ def test_two_engines_play_each_other(page: Page) -> None:
     page.click("#btn-watch")
     page.select_option("#watch-white", RANDOM)
     page.select_option("#watch-black", PEDINA)
-    page.fill("#watch-time-seconds", "0.1")
+    # A second a move for Pedina: the game cannot be over by the time the button is clicked, however
+    # slow the machine (at 0.1 s Pedina could beat Random before the click landed).
+    page.fill("#watch-time-seconds", "1")
     page.click("#watch-start")
     wait_board(page, "b.mode === 'watch'")
     assert page.inner_text("#player-bottom .name").startswith("White: Random")
     wait_board(page, "Number(b.cursor) >= 6 || b.result !== ''")
+    assert board(page, "result") == "", "the watched game ended before it could be stopped"
     assert board(page, "legal") == "0"
     page.click("#btn-stop-watch")
     wait_board(page, "b.mode === 'free'")
