@@ -8,8 +8,8 @@ the three times that every adapter and the searcher share:
   when its best move keeps changing);
 - ``hard``: the searcher stops itself here, in the middle of an iteration;
 - ``watchdog``: the session answers here from the last reported line, even if
-  the searcher has not returned (a bug, a stuck thread): never later than the
-  move time, and always inside the clock.
+  the searcher has not returned (a bug, a stuck thread, a starved CPU): at most
+  :data:`GRACE` past a move time, and always inside the clock.
 
 Every time is in seconds from the moment the move's clock starts (the search's
 start, or the ponder hit).
