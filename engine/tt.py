@@ -7,19 +7,25 @@ a single legal move, which the search does not count as a ply of depth) in a lis
 asked for in MB; a new entry always replaces the old one in its slot (cheaper
 in Python than any bucket scheme).
 
-A new game empties the table, which frees every entry: 47 to 66 ms at 64 MB,
-taken from the next move's time when ``new-game`` comes just before ``go``.
+A new game empties the table. Freeing every entry takes 50 to 90 ms at 64 MB
+(measured after a game at 0.1 s a move, more on a loaded machine), and a
+match sends ``new-game`` just before ``go``: done then and there, it came out
+of the first move's time, which the engine's own clock cannot see (it starts
+at the ``go``), and could take a 0.1 s move past a match's margin. So the
+table has two lists: :meth:`TranspositionTable.clear` puts the clean spare in
+the table's place at once, and a sweeper thread empties the old one in small
+chunks, each giving the interpreter lock back, while the search goes on.
 Tagging identities with a game number instead (old entries kept, never to
 match) was tried and dropped: new games took 0.1 ms, but with the table always
 full of the earlier games' entries each young collection took about 2.5 times
 as long (2.2 ms against 0.9 ms), and at 0.1 s a move the engine lost 7 games of
 115 on time.
 
-The table stays one list object for its life: clearing and resizing change it
-in place. An engine process can then move it out of the cycle collector's reach
-once (:meth:`pedina.session.Session.settle`), as a full collection would
-otherwise visit every slot, a cache miss each: 10 to 25 ms a collection at 64
-to 256 MB, long enough to take a move past its hard limit.
+Both lists stay the same two objects for the table's life: clearing and
+resizing change them in place. An engine process can then move them out of
+the cycle collector's reach once (:meth:`pedina.session.Session.settle`), as a
+full collection would otherwise visit every slot, a cache miss each: 10 to 25
+ms a collection at 64 to 256 MB, long enough to take a move past its hard limit.
 
 Why a list and not a dict keyed by identity: a dict lookup is faster (about
 0.03 us against 0.15 us for the slot hash), but a dict has no cheap way to stay
@@ -31,6 +37,8 @@ entry), so :data:`ENTRY_BYTES` keeps the size honest.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Final
 
 from pedina.movegen import RawMove
@@ -40,8 +48,12 @@ LOWER: Final = 1   # score is a lower bound (fail high)
 UPPER: Final = 2   # score is an upper bound (fail low)
 
 #: Rough bytes held per filled slot: the entry tuple, its identity int, a
-#: score int, and a share of the move tuples kept alive, plus the list slot.
-ENTRY_BYTES: Final = 240
+#: score int, and a share of the move tuples kept alive, plus its slot in each list.
+ENTRY_BYTES: Final = 248
+#: Slots the sweeper empties between two hand-overs of the interpreter lock (a fraction of a
+#: millisecond's work: a search waiting for the lock is not held up for longer). The table
+#: sizes are powers of two of at least 1024 slots, so chunks divide them.
+SWEEP_CHUNK: Final = 1024
 
 Entry = tuple[int, int, int, int, "RawMove | None", bool]
 
@@ -65,17 +77,39 @@ class TranspositionTable:
         self.size = slot_count(mb)
         self.mask = self.size - 1
         self.table: list[Entry | None] = [None] * self.size
+        self._spare: list[Entry | None] = [None] * self.size  # empty, or being emptied by the sweeper
+        self._sweeper: threading.Thread | None = None
+
+    @property
+    def lists(self) -> tuple[list[Entry | None], list[Entry | None]]:
+        """The table's two lists, the one in use first: the same two objects for life."""
+        return self.table, self._spare
 
     def resize(self, mb: float) -> None:
         """Change the size (clears the table)."""
+        self.wait_swept()
         self.mb = mb
         self.size = slot_count(mb)
         self.mask = self.size - 1
         self.table[:] = [None] * self.size
+        self._spare[:] = [None] * self.size
 
     def clear(self) -> None:
-        """Empty every slot (the size stays)."""
-        self.table[:] = [None] * self.size
+        """Empty every slot (the size stays): at once, the old entries freed on a thread of
+        their own (see the module's docstring)."""
+        self.wait_swept()  # two clears in a row: the second waits for the first's sweep
+        used = self.table
+        self.table = self._spare
+        self._spare = used
+        self._sweeper = threading.Thread(target=_sweep, args=(used,), name="pedina-tt-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def wait_swept(self) -> None:
+        """Return once the list a :meth:`clear` put aside is empty."""
+        sweeper = self._sweeper
+        if sweeper is not None:
+            sweeper.join()
+            self._sweeper = None
 
     def index(self, ident: int) -> int:
         """The slot of a position identity (the search inlines this in its hot loop)."""
@@ -90,3 +124,12 @@ class TranspositionTable:
         if entry is not None and entry[0] == ident:
             return entry
         return None
+
+
+def _sweep(slots: list[Entry | None]) -> None:
+    """Empty ``slots`` a chunk at a time, handing the interpreter lock over after each:
+    compiled, this loop would otherwise keep it to the end."""
+    empty: list[Entry | None] = [None] * SWEEP_CHUNK
+    for start in range(0, len(slots), SWEEP_CHUNK):
+        slots[start:start + SWEEP_CHUNK] = empty
+        time.sleep(0)

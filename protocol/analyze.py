@@ -28,9 +28,10 @@ Scores are in men. The table, the annotations and the plot show White's point
 of view; in JSON, ``score`` is the side to move's and ``white`` White's, and
 ``proven`` names the winner and the plies of a proven result (``null`` for an
 estimate). A proven win in N plies is ``100 - N/100`` men (``99.97``); no
-estimate is ever that large. With ``--egdb DIR`` the endgame database's results
-are exact too, about ``94`` men, but carry no number of plies: the table says
-"(White wins (endgame database))" and JSON ``database`` names the winner.
+estimate is ever that large. The endgame database's results (the shipped
+tables, ``--egdb DIR`` for others, ``--no-egdb`` for none) are exact too, about
+``94`` men, but carry no number of plies: the table says "(White wins (endgame
+database))" and JSON ``database`` names the winner.
 
 A played move that is a move of the opening book (the shipped one, see
 :mod:`pedina.book`; ``--no-book`` leaves this out) is marked ``(book)`` in the
@@ -556,7 +557,8 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--no-book", "no_book", is_flag=True, help="Do not mark the played moves of the opening book.")
 def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool, as_jsonl: bool,
             game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
-            mistake: float, blunder: float, hash_mb: int, egdb_dir: str | None, no_book: bool) -> None:
+            mistake: float, blunder: float, hash_mb: int, egdb_dir: str | None, no_egdb: bool,
+            no_book: bool) -> None:
     """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
     (every move; - reads standard input).
 
@@ -583,7 +585,7 @@ def analyze(target: str, depth: int | None, move_time: float | None, multipv: in
               else Limits(move_time=move_time or 1.0, analysis=True))
     settings = AnalysisSettings(limits, multipv, hash_mb, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
                         plot_path, Thresholds(round(better_line * 100), round(mistake * 100), round(blunder * 100)),
-                        open_egdb(egdb_dir), None if no_book else shipped_book())
+                        open_egdb(egdb_dir, no_egdb), None if no_book else shipped_book())
     if not run_analysis(kind, subjects, settings):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

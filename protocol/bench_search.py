@@ -15,7 +15,7 @@ import click
 from pedina import build_flavour
 from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
-from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.egdb_command import egdb_folder_option, open_egdb
 from pedina.search import EndgameTables, Limits, Searcher
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
@@ -74,7 +74,7 @@ def run_search_bench(depth: int, hash_mb: int, echo: bool = True,
               help="Search depth for every position.")
 @click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
               help="Hash table size in MB.")
-@egdb_option
+@egdb_folder_option
 @click.pass_context
 def bench_search(ctx: click.Context, depth: int, hash_mb: int, egdb_dir: str | None) -> None:
     """Search a fixed suite of positions to a fixed depth; print nodes, nodes/s and a signature.
@@ -85,7 +85,7 @@ def bench_search(ctx: click.Context, depth: int, hash_mb: int, egdb_dir: str | N
     """
     if ctx.invoked_subcommand is not None:
         return
-    egdb = open_egdb(egdb_dir)
+    egdb = open_egdb(egdb_dir) if egdb_dir is not None else None
     database = "" if egdb is None else f", endgame database {egdb_dir} (up to {egdb.pieces} pieces)"
     click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB, "
                f"{build_flavour()} flavour{database}")

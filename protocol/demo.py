@@ -30,9 +30,9 @@ from pedina.protocol.scores import for_white, men, proven_note
               help="Append the game to this PDN file when it ends (or is stopped).")
 @egdb_option
 def demo(move_time: float, depth: int | None, plies: int, show_board: bool, pause: float,
-         pdn_path: str | None, egdb_dir: str | None) -> None:
+         pdn_path: str | None, egdb_dir: str | None, no_egdb: bool) -> None:
     """Watch Pedina play a short game against itself."""
-    egdb = open_egdb(egdb_dir)
+    egdb = open_egdb(egdb_dir, no_egdb)
     pdnout = PdnOut.open_option(pdn_path)
     board = Board()
     engine = Session(hash_mb=16)

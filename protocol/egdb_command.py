@@ -10,6 +10,7 @@ from contextlib import ExitStack
 import click
 
 from pedina.egdb import (
+    SHIPPED_PIECES,
     BuildError,
     EndgameDatabase,
     SliceIndex,
@@ -20,6 +21,8 @@ from pedina.egdb import (
     build_jobs,
     default_directory,
     job_positions,
+    shipped_database,
+    shipped_directory,
     slice_name,
     verify_databases,
 )
@@ -37,30 +40,58 @@ _DIRECTORY = click.option("--dir", "directory", type=click.Path(file_okay=False)
 def egdb() -> None:
     """Endgame databases: the exact value of every position with few pieces.
 
-    The default folder is the user's data folder (on Linux ~/.local/share/pedina/egdb).
+    Every table of up to 5 pieces ships with Pedina, and the commands that play or
+    analyse probe them unless told otherwise (--egdb DIR, --no-egdb). `build` writes to
+    the user's data folder by default (on Linux ~/.local/share/pedina/egdb).
     """
 
 
-def egdb_option(command: Callable[..., None]) -> Callable[..., None]:
-    """The ``--egdb DIR`` option of the commands that search (its value: :func:`open_egdb`)."""
+def _egdb_folder_option(help_text: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     return click.option("--egdb", "egdb_dir", type=click.Path(file_okay=False, exists=True), default=None,
-                        help="Probe the endgame database in this folder (see `pedina egdb`).")(command)
+                        help=help_text)
 
 
-def open_egdb(directory: str | None) -> EndgameDatabase | None:
-    """The database of ``--egdb`` (``None`` without the option), or a click error when the
-    folder holds no complete set of tables."""
-    if directory is None:
+def egdb_option(command: Callable[..., None]) -> Callable[..., None]:
+    """``--egdb DIR`` and ``--no-egdb``, for the commands that play or analyse (their values:
+    :func:`open_egdb`): the shipped tables unless told otherwise, as the Hub engine does."""
+    command = click.option("--no-egdb", is_flag=True, help="Probe no endgame database.")(command)
+    return _egdb_folder_option(f"Probe the endgame database in this folder [default: the tables shipped with "
+                               f"Pedina, up to {SHIPPED_PIECES} pieces] (see `pedina egdb`).")(command)
+
+
+def egdb_folder_option(command: Callable[..., None]) -> Callable[..., None]:
+    """``--egdb DIR`` alone, probing nothing by default (``pedina bench``: a database changes
+    the bench's signature, which must compare across versions)."""
+    return _egdb_folder_option("Probe the endgame database in this folder (see `pedina egdb`).")(command)
+
+
+def open_egdb(directory: str | None, no_egdb: bool = False) -> EndgameDatabase | None:
+    """The database of ``--egdb`` (``None`` with ``--no-egdb``, the shipped tables with
+    neither), or a click error when the folder holds no complete set of tables."""
+    if no_egdb:
+        if directory is not None:
+            raise click.UsageError("--egdb and --no-egdb contradict each other")
         return None
-    database = EndgameDatabase(directory)
-    if not database.pieces:
+    database = shipped_database() if directory is None else EndgameDatabase(directory)
+    if database is not None and not database.pieces:
         raise click.BadParameter(f"{directory} holds no complete set of tables (see `pedina egdb build`)",
                                  param_hint="--egdb")
+    if database is not None:
+        database.open_all()
     return database
 
 
 def _folder(directory: str | None) -> str:
     return directory if directory is not None else default_directory()
+
+
+def _read_folder(directory: str | None) -> str:
+    """The folder ``probe`` and ``verify`` read: ``--dir``, else the user's data folder when it
+    holds tables, else the shipped tables."""
+    if directory is not None:
+        return directory
+    folder = default_directory()
+    return folder if EndgameDatabase(folder).signatures else shipped_directory()
 
 
 def _mover(white: bool) -> str:
@@ -134,12 +165,16 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
 @_DIRECTORY
 @click.option("--moves", is_flag=True, help="Also show the value after each legal move.")
 def egdb_probe(position: str, directory: str | None, moves: bool) -> None:
-    """The value of POSITION (FEN or Hub string) for the side to move."""
+    """The value of POSITION (FEN or Hub string) for the side to move.
+
+    The default folder is the user's data folder when it holds tables, else the tables
+    shipped with Pedina.
+    """
     try:
         root = Position.parse(position)
     except PositionError as error:
         raise click.BadParameter(str(error), param_hint="POSITION") from None
-    folder = _folder(directory)
+    folder = _read_folder(directory)
     database = EndgameDatabase(folder)
     try:
         value = database.probe(root)
@@ -167,9 +202,10 @@ def egdb_probe(position: str, directory: str | None, moves: bool) -> None:
 def egdb_verify(directory: str | None, workers: int) -> None:
     """Check every position of every table in the folder against its successors.
 
-    Exits with status 1 when a value or a table's counts are wrong.
+    The default folder is the user's data folder when it holds tables, else the tables
+    shipped with Pedina. Exits with status 1 when a value or a table's counts are wrong.
     """
-    folder = _folder(directory)
+    folder = _read_folder(directory)
     signatures = EndgameDatabase(folder).signatures
     if not signatures:
         raise click.ClickException(f"no tables in {folder}")

@@ -28,8 +28,9 @@ from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import FORCED_MOVE_DEPTH, EndgameTables, Info, Searcher, database_result
+from pedina.search import FORCED_MOVE_DEPTH, Info, Searcher, database_result
 from pedina.book import MAX_VARIETY, shipped_book
+from pedina.egdb import EndgameDatabase, shipped_database
 from pedina.session import BOOK_DEPTH, JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
@@ -115,8 +116,9 @@ class Param:
         return text
 
 
-def declared_params(hash_mb: int) -> dict[str, Param]:
-    """The parameters announced after ``hub``, by name."""
+def declared_params(hash_mb: int, egdb_path: str) -> dict[str, Param]:
+    """The parameters announced after ``hub``, by name (``egdb_path``: the database probed
+    until told otherwise, the shipped tables' folder)."""
     params = [
         Param("variant", "enum", "italian", values=("italian",)),
         Param("tt-size", "int", str(hash_mb), low=1, high=4096),
@@ -124,20 +126,18 @@ def declared_params(hash_mb: int) -> dict[str, Param]:
         Param("multipv", "int", "1", low=1, high=32),
         Param("skill", "int", "20", low=0, high=20),
         Param("seed", "int", "0", low=0, high=2**31 - 1),
-        Param("egdb-path", "string", ""),
+        Param("egdb-path", "string", egdb_path),
         Param("book", "bool", "true"),
         Param("book-variety", "int", "0", low=0, high=MAX_VARIETY),
     ]
     return {param.name: param for param in params}
 
 
-def _endgame_database(directory: str) -> EndgameTables | None:
+def _endgame_database(directory: str) -> EndgameDatabase | None:
     """The endgame database of the ``egdb-path`` parameter (``None`` for an empty path), or
     :class:`HubInputError` when the folder holds no complete set of tables."""
     if not directory:
         return None
-    from pedina.egdb import EndgameDatabase
-
     database = EndgameDatabase(directory)
     if not database.pieces:
         raise HubInputError(f"egdb-path {directory!r} holds no complete set of endgame tables")
@@ -225,9 +225,13 @@ class HubServer:
         self._output = output
         self._log = log
         self._lock = threading.Lock()
-        self._params = declared_params(hash_mb)
+        tables = shipped_database()
+        self._params = declared_params(hash_mb, "" if tables is None else tables.directory)
         self._values: dict[str, int | bool | str] = {name: p.parse(p.default) for name, p in self._params.items()}
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._error)
+        self._tables = tables
+        self._session.use_database(tables)
+        self._ready = False  # init has been handled: a database set now is opened at once
         if resident:
             self._session.settle()
         self._board: Board | None = None
@@ -307,7 +311,10 @@ class HubServer:
             raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(self._params)})")
         typed = param.parse(value)
         if name == "egdb-path":
-            self._session.use_database(_endgame_database(value))
+            self._tables = _endgame_database(value)
+            if self._tables is not None and self._ready:
+                self._tables.open_all()
+            self._session.use_database(self._tables)
         self._values[name] = typed
         self._session.configure(hash_mb=int(self._values["tt-size"]), multipv=int(self._values["multipv"]),
                                 skill=int(self._values["skill"]), seed=int(self._values["seed"]),
@@ -315,6 +322,9 @@ class HubServer:
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
         self._session.searcher  # allocated now, with the tt-size set before init, not at the first go
+        if self._tables is not None:
+            self._tables.open_all()  # as is the database's every table
+        self._ready = True
         if self._values["book"]:
             try:
                 shipped_book()  # read now, not on the clock of the first go

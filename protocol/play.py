@@ -242,7 +242,7 @@ def _read(prompt: str) -> str | None:
 @egdb_option
 @book_options
 def play(colour: str, move_time: float | None, depth: int | None, start: str | None, skill: int, hash_mb: int,
-         pdn_path: str | None, egdb_dir: str | None, no_book: bool, book_variety: int) -> None:
+         pdn_path: str | None, egdb_dir: str | None, no_egdb: bool, no_book: bool, book_variety: int) -> None:
     """Play a game against Pedina in the terminal."""
     if move_time is not None and depth is not None:
         raise click.UsageError("give --time or --depth, not both")
@@ -254,7 +254,7 @@ def play(colour: str, move_time: float | None, depth: int | None, start: str | N
     def limits() -> Limits:
         return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
 
-    egdb = open_egdb(egdb_dir)
+    egdb = open_egdb(egdb_dir, no_egdb)
     pdnout = PdnOut.open_option(pdn_path)
     try:
         TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, skill=skill, pdnout=pdnout,

@@ -57,20 +57,22 @@ def game_file(tmp_path: Path, *boards: Board) -> Path:
 
 
 def test_a_known_ending_is_an_estimate_in_every_output() -> None:
-    table = run("analyze", "W:WK29,K32:BK4", "--depth", "6")
+    """Without the endgame database (which knows this one exactly)."""
+    table = run("analyze", "W:WK29,K32:BK4", "--depth", "6", "--no-egdb")
     row = table.stdout.splitlines()[1]
     assert table.returncode == 0 and "wins in" not in row
     assert 40 < float(row.split()[1]) < 90  # a clear advantage, never in the proven range
-    (line,) = json.loads(run("analyze", "W:WK29,K32:BK4", "--depth", "6", "--json").stdout)["lines"]
+    (line,) = json.loads(run("analyze", "W:WK29,K32:BK4", "--depth", "6", "--json", "--no-egdb").stdout)["lines"]
     assert line["proven"] is None and 40 < line["score"] < 90
 
 
 def test_a_proven_result_names_its_winner_in_white_s_view() -> None:
-    # Black to move wins in 5 plies (the mirror image of W:W26,27:B16,18)
+    # Black to move wins in 5 plies (the mirror image of W:W26,27:B16,18); without the
+    # endgame database, which proves who wins but not in how many plies
     fen = "B:W15,17:B6,7"
-    row = run("analyze", fen, "--depth", "7").stdout.splitlines()[1]
+    row = run("analyze", fen, "--depth", "7", "--no-egdb").stdout.splitlines()[1]
     assert row.split()[1] == "-99.95" and row.endswith("(Black wins in 5 plies)")
-    (line,) = json.loads(run("analyze", fen, "--depth", "7", "--json").stdout)["lines"]
+    (line,) = json.loads(run("analyze", fen, "--depth", "7", "--json", "--no-egdb").stdout)["lines"]
     assert (line["score"], line["white"], line["proven"]) == (99.95, -99.95, {"winner": "black", "plies": 5})
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from pedina import Board, Info, Limits, Position, Searcher, legal_moves
 from pedina.egdb import (
+    SHIPPED_PIECES,
     DatabaseValue,
     EndgameDatabase,
     SliceIndex,
@@ -35,9 +36,12 @@ from pedina.egdb import (
     build_jobs,
     dependencies,
     job_positions,
+    shipped_database,
+    shipped_directory,
     slice_name,
     table_path,
     verify_databases,
+    verify_table,
 )
 from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
 from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
@@ -439,6 +443,29 @@ def test_hub_engine_probes_the_egdb_path(three: str) -> None:
     assert sum(line.startswith("done move=") for line in lines) == 3
 
 
+def test_the_hub_engine_probes_the_shipped_tables_until_told_otherwise() -> None:
+    output = io.StringIO()
+    HubServer(output).run(["hub", "init", f"pos pos={Position.from_fen('W:WK1,K5:BK30').hub()}", "level depth=8",
+                           "go think"])
+    lines = output.getvalue().splitlines()
+    declared = [dict(parse_line(line)[1]) for line in lines if line.startswith("param name=egdb-path ")]
+    infos = [dict(parse_line(line)[1]) for line in lines if line.startswith("info ")]
+    assert [param["value"] for param in declared] == [shipped_directory()]
+    assert infos[0]["egdb"] == "win" and infos[0]["depth"] == "1"
+
+
+def test_the_shipped_tables_are_every_table_of_up_to_5_pieces_as_a_build_makes_them(three: str) -> None:
+    """The package ships every table of up to 5 pieces; the small ones are byte for byte
+    those a build makes here (the 4-piece ones in the slow tests)."""
+    shipped = shipped_database()
+    assert shipped is not None and shipped.pieces == SHIPPED_PIECES == 5
+    assert shipped.signatures == set(all_signatures(SHIPPED_PIECES))
+    for signature in all_signatures(3):
+        name = slice_name(signature) + ".egdb"
+        assert Path(shipped_directory(), name).read_bytes() == Path(three, name).read_bytes(), name
+    shipped.close()
+
+
 def test_proven_note_names_the_database() -> None:
     assert proven_note(DATABASE_WIN - 5, "White", "Black") == "White wins (endgame database)"
     assert proven_note(-(DATABASE_WIN - 5), "White", "Black") == "Black wins (endgame database)"
@@ -512,8 +539,12 @@ def test_analyze_reports_database_results(three: str) -> None:
     document = run_pedina("analyze", "B:WK1,K5:BK30", "--depth", "6", "--egdb", three, "--json")
     line = json.loads(document.stdout)["lines"][0]
     assert (line["white"], line["proven"], line["database"]) == (94.57, None, {"winner": "white"})
-    plain = json.loads(run_pedina("analyze", "B:WK1,K5:BK30", "--depth", "2", "--json").stdout)["lines"][0]
+    shipped = json.loads(run_pedina("analyze", "B:WK1,K5:BK30", "--depth", "2", "--json").stdout)["lines"][0]
+    assert shipped["database"] == {"winner": "white"}  # the shipped tables, probed by default
+    plain = json.loads(run_pedina("analyze", "B:WK1,K5:BK30", "--depth", "2", "--json", "--no-egdb").stdout)["lines"][0]
     assert plain["database"] is None and plain["depth"] == 2
+    both = run_pedina("analyze", "B:WK1,K5:BK30", "--egdb", three, "--no-egdb")
+    assert both.returncode != 0 and "contradict" in both.stderr
 
 
 @pytest.mark.parametrize("args, message", [
@@ -607,6 +638,26 @@ def test_four_piece_tables_match_the_documented_counts_and_verify(four: str) -> 
     reports = verify_databases(four, workers=2)
     assert len(reports) == len(all_signatures(4))
     assert all(report.ok for report in reports), [report.examples for report in reports if not report.ok]
+
+
+@pytest.mark.slow
+def test_the_shipped_four_piece_tables_are_those_a_build_makes(four: str) -> None:
+    for signature in all_signatures(4):
+        name = slice_name(signature) + ".egdb"
+        assert Path(shipped_directory(), name).read_bytes() == Path(four, name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_the_smallest_shipped_five_piece_table_verifies() -> None:
+    """Every value of a 5-piece table against its successors (docs/egdb.md: the whole set
+    verified with `pedina egdb verify`; this one in CI)."""
+    database = shipped_database()
+    assert database is not None
+    five = [signature for signature in all_signatures(5) if sum(signature) == 5]
+    smallest = min(five, key=lambda signature: SliceIndex(signature).positions_count)
+    report = verify_table(database, smallest)
+    assert report.ok and report.positions > 100_000, report.examples
+    database.close()
 
 
 @pytest.mark.slow

@@ -414,17 +414,39 @@ def test_the_last_line_reported_is_the_line_played() -> None:
         assert (last.pv, last.score) == (result.pv, result.score) and result.pv[0] == result.best, nodes
 
 
-def test_the_hash_table_keeps_its_one_list_when_cleared_and_resized() -> None:
-    """An engine process freezes the table's list out of the cycle collector's reach once
-    (Session.settle): a new list would be collected again."""
+def test_the_hash_table_keeps_its_two_lists_when_cleared_and_resized() -> None:
+    """An engine process freezes the table's lists out of the cycle collector's reach once
+    (Session.settle): a new list would be collected again. A new game puts the clean spare
+    in the table's place at once, and the old list is emptied on a thread of its own."""
     searcher = Searcher(hash_mb=1)
-    table = searcher.tt.table
+    table, spare = searcher.tt.lists
     searcher.search(Board(), Limits(depth=4))
     assert any(entry is not None for entry in table)
     searcher.new_game()
+    assert searcher.tt.lists == (spare, table) and searcher.tt.table is spare and not any(spare)
+    searcher.tt.wait_swept()
+    assert not any(table)
+    searcher.search(Board(), Limits(depth=4))
+    searcher.new_game()
     assert searcher.tt.table is table and not any(table)
     searcher.set_hash_size(2)
-    assert searcher.tt.table is table and len(table) == searcher.tt.size == 2 * slot_count(1)
+    assert set(map(id, searcher.tt.lists)) == {id(table), id(spare)}
+    assert len(table) == len(spare) == searcher.tt.size == 2 * slot_count(1) and not any(spare)
+
+
+def test_a_new_game_leaves_the_same_searches_as_a_new_searcher() -> None:
+    """The entries a new game puts aside are never seen again: after a game's worth of
+    searching, a new game searches exactly as a searcher just made (fixed depth)."""
+    fresh = Searcher(hash_mb=1).search(Board(), Limits(depth=7))
+    used = Searcher(hash_mb=1)
+    board = Board()
+    for _ in range(6):
+        best = used.search(board, Limits(depth=5)).best
+        assert best is not None
+        board.push(best)
+    used.new_game()
+    again = used.search(Board(), Limits(depth=7))
+    assert (again.pv, again.score, again.nodes) == (fresh.pv, fresh.score, fresh.nodes)
 
 
 def test_a_clock_that_started_before_the_search_counts_against_it() -> None:

@@ -191,8 +191,8 @@ def test_think_stops_an_unbounded_search_when_cancelled(set_before: bool) -> Non
 
 
 def test_settle_freezes_the_hash_table_for_the_process_life() -> None:
-    """The hash table's list leaves the collector's generations (gc.get_objects lists only
-    those) and stays out through a new game, a new hash size and a search. In a process of
+    """The hash table's two lists leave the collector's generations (gc.get_objects lists only
+    those) and stay out through new games, a new hash size and a search. In a process of
     its own: freezing is for the process's life."""
     code = textwrap.dedent("""
         import gc
@@ -205,12 +205,14 @@ def test_settle_freezes_the_hash_table_for_the_process_life() -> None:
 
         session = Session(hash_mb=1)
         session.settle()
-        table = session.searcher.tt.table
-        assert frozen(table)
+        lists = session.searcher.tt.lists
+        assert all(frozen(table) for table in lists)
         session.new_game()
         session.configure(hash_mb=2)
         session.think(Board(), Limits(depth=3))
-        assert session.searcher.tt.table is table and frozen(table)
+        session.new_game()
+        assert set(map(id, session.searcher.tt.lists)) == set(map(id, lists))
+        assert all(frozen(table) for table in lists)
         print("ok")
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -6,8 +6,10 @@ table, the colour flip that serves Black to move). :mod:`pedina.egdb.build`
 solves a slice and its colour flip together from the smaller tables,
 :mod:`pedina.egdb.store` writes and reads the compressed table files,
 :mod:`pedina.egdb.probe` looks positions up, and :mod:`pedina.egdb.verify`
-checks every stored value against its successors. The format, the distances and
-the counts of every slice are in ``docs/egdb.md``::
+checks every stored value against its successors. Every table of up to
+:data:`SHIPPED_PIECES` pieces ships with the package (:func:`shipped_database`),
+and the engine's adapters probe them unless told otherwise. The format, the
+distances and the counts of every slice are in ``docs/egdb.md``::
 
     from pedina import Position
     from pedina.egdb import EndgameDatabase, build_databases, default_directory
@@ -28,7 +30,15 @@ from pedina.egdb.build import (
     job_positions,
     solve_job,
 )
-from pedina.egdb.probe import DatabaseValue, EndgameDatabase, default_directory, table_path
+from pedina.egdb.probe import (
+    SHIPPED_PIECES,
+    DatabaseValue,
+    EndgameDatabase,
+    default_directory,
+    shipped_database,
+    shipped_directory,
+    table_path,
+)
 from pedina.egdb.slices import (
     Job,
     Signature,
@@ -43,8 +53,9 @@ from pedina.egdb.store import TableFile, TableFileError, write_whole
 from pedina.egdb.verify import VerifyReport, verify_databases, verify_table
 
 __all__ = [
-    "BuildError", "DatabaseValue", "EndgameDatabase", "Job", "JobFiles", "JobRunner", "Signature", "SliceIndex",
-    "SliceReport", "TableFile", "TableFileError", "VerifyReport", "all_signatures", "build_databases", "build_job",
-    "build_job_files", "build_jobs", "default_directory", "dependencies", "job_dependencies", "job_positions",
-    "slice_name", "solve_job", "table_path", "verify_databases", "verify_table", "write_whole",
+    "SHIPPED_PIECES", "BuildError", "DatabaseValue", "EndgameDatabase", "Job", "JobFiles", "JobRunner",
+    "Signature", "SliceIndex", "SliceReport", "TableFile", "TableFileError", "VerifyReport", "all_signatures",
+    "build_databases", "build_job", "build_job_files", "build_jobs", "default_directory", "dependencies",
+    "job_dependencies", "job_positions", "shipped_database", "shipped_directory", "slice_name", "solve_job",
+    "table_path", "verify_databases", "verify_table", "write_whole",
 ]

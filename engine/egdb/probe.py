@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
 import sys
@@ -15,6 +16,10 @@ if TYPE_CHECKING:
 
 #: A table file's name: ``slice-WM-WK-BM-BK.egdb`` (see :func:`pedina.egdb.slices.slice_name`).
 _TABLE_NAME = re.compile(r"slice-(\d+)-(\d+)-(\d+)-(\d+)\.egdb")
+#: The folder of the shipped tables, inside the ``pedina.egdb`` package.
+SHIPPED_FOLDER = "tables"
+#: Every table of up to this many pieces ships with the package.
+SHIPPED_PIECES = 5
 
 
 def table_path(directory: str, signature: Signature) -> str:
@@ -33,6 +38,19 @@ def default_directory() -> str:
     else:
         base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
     return os.path.join(base, "pedina", "egdb")
+
+
+def shipped_directory() -> str:
+    """The folder of the tables that ship with Pedina: every table of up to
+    :data:`SHIPPED_PIECES` pieces, built by ``pedina egdb build`` (distances up to 4 pieces)."""
+    return str(importlib.resources.files("pedina.egdb").joinpath(SHIPPED_FOLDER))
+
+
+def shipped_database() -> EndgameDatabase | None:
+    """A new :class:`EndgameDatabase` over the shipped tables, or ``None`` when this install
+    has none. New at each call: a database's open files are read by one thread at a time."""
+    database = EndgameDatabase(shipped_directory())
+    return database if database.pieces else None
 
 
 class DatabaseValue:
@@ -93,6 +111,12 @@ class EndgameDatabase:
             found = (SliceIndex(signature), table)
             self._open[signature] = found
         return found
+
+    def open_all(self) -> None:
+        """Open every table now (tens of ms at 5 pieces): an engine does it before its first
+        search, whose clock would otherwise pay for each table the search first reaches."""
+        for signature in sorted(self.signatures):
+            self.table(signature)
 
     def load(self, signatures: list[Signature]) -> None:
         """Read these tables whole into memory, for many probes (builds and verification)."""

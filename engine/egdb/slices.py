@@ -195,10 +195,18 @@ class SliceIndex:
         self.black_men_stride = self.white_kings_stride * len(self.white_kings.sets)
         self.white_men_stride = self.black_men_stride * len(self.black_men.sets)
         self.size = self.white_men_stride * len(self.white_men.sets)
-        #: Indices that are positions (the four kinds of pieces on different squares).
-        apart = sum(1 for men in self.white_men.sets for others in self.black_men.sets if not men & others)
-        free = 32 - white_men - black_men
-        self.positions_count = apart * comb(free, white_kings) * comb(free - white_kings, black_kings)
+        self._positions_count = -1
+
+    @property
+    def positions_count(self) -> int:
+        """Indices that are positions (the four kinds of pieces on different squares). Counted
+        on first use: a million pairs of men's placements at 5 pieces, which a probe never needs."""
+        if self._positions_count < 0:
+            white_men, white_kings, black_men, black_kings = self.signature
+            apart = sum(1 for men in self.white_men.sets for others in self.black_men.sets if not men & others)
+            free = 32 - white_men - black_men
+            self._positions_count = apart * comb(free, white_kings) * comb(free - white_kings, black_kings)
+        return self._positions_count
 
     def index(self, white: int, black: int, kings: int) -> int:
         """Index of a position of this table (White to move; not checked)."""

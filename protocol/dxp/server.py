@@ -61,14 +61,14 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
 @egdb_option
 @book_options
 def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float,
-        pdn_path: str | None, egdb_dir: str | None, no_book: bool, book_variety: int) -> None:
+        pdn_path: str | None, egdb_dir: str | None, no_egdb: bool, no_book: bool, book_variety: int) -> None:
     """Play DamExchange (DXP) games over TCP as a listening Follower.
 
     An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
     GAMEREQ; Pedina plays the colour asked, on its own clock of the GAMEREQ's
     minutes. Connections are served one after the other until Ctrl-C.
     """
-    egdb = open_egdb(egdb_dir)
+    egdb = open_egdb(egdb_dir, no_egdb)
     log = open_log(log_path)
     pdnout = PdnOut.open_option(pdn_path)
     try:
