@@ -44,6 +44,11 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   the leaves, with no capture and a static score a man or more below alpha,
   failed low unsearched: 29% fewer nodes and about 20% less time to depth 9 on
   the bench suite), +11.5 ± 21.0 over 604 games (SPRT undecided, LLR 0.57).
+  On a clock (``--tc 3+0.03``), a soft limit stretched when the score falls (up to
+  twice for a fall of a man) and cut to 30% for an obvious move (from depth 6, a
+  best move standing two iterations while every other root move, searched half as
+  deep, fails low against its score less 1.5 men): +7.5 ± 18.6 over 604 games
+  (SPRT undecided, LLR 0.28).
 - Captures are compulsory, so a position where the side to move can capture is
   never evaluated (the evaluation's precondition): the quiescence search plays
   out every capture sequence first, at the deepest ply too (a sequence of

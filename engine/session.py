@@ -188,7 +188,7 @@ class Session:
         """Make the searcher now and move everything alive out of the cycle collector's
         reach (:func:`gc.freeze`): for a process that runs this session for its whole life
         (an engine). A full collection otherwise visits every slot of the hash table, which
-        keeps its one list for life (see :mod:`pedina.tt`), and can stall a move past its
+        keeps its two lists for life (see :mod:`pedina.tt`), and can stall a move past its
         hard limit. What is frozen is never collected: nothing lost for objects that live
         as long as the process."""
         self.searcher  # made now (if not yet), so that its hash table is frozen with the rest

@@ -4,8 +4,9 @@
 with increment and moves to go, or no bound); :func:`time_budget` turns it into
 the three times that every adapter and the searcher share:
 
-- ``soft``: no new iteration is started past it (the searcher stretches it
-  when its best move keeps changing);
+- ``soft``: no new iteration is started past 55% of it (an iteration takes
+  about as long as all before it); the searcher stretches it when its best
+  move keeps changing;
 - ``hard``: the searcher stops itself here, in the middle of an iteration;
 - ``watchdog``: the session answers here from the last reported line, even if
   the searcher has not returned (a bug, a stuck thread, a starved CPU): at most
