@@ -231,7 +231,6 @@ class HubServer:
         self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._error)
         self._tables = tables
         self._session.use_database(tables)
-        self._ready = False  # init has been handled: a database set now is opened at once
         if resident:
             self._session.settle()
         self._board: Board | None = None
@@ -312,8 +311,8 @@ class HubServer:
         typed = param.parse(value)
         if name == "egdb-path":
             self._tables = _endgame_database(value)
-            if self._tables is not None and self._ready:
-                self._tables.open_all()
+            if self._tables is not None:
+                self._tables.open_all()  # now, not on the clock of the next go
             self._session.use_database(self._tables)
         self._values[name] = typed
         self._session.configure(hash_mb=int(self._values["tt-size"]), multipv=int(self._values["multipv"]),
@@ -324,7 +323,6 @@ class HubServer:
         self._session.searcher  # allocated now, with the tt-size set before init, not at the first go
         if self._tables is not None:
             self._tables.open_all()  # as is the database's every table
-        self._ready = True
         if self._values["book"]:
             try:
                 shipped_book()  # read now, not on the clock of the first go
