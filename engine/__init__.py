@@ -17,7 +17,8 @@ an :class:`Outcome` with its :class:`Termination`). :func:`legal_moves` and
 :func:`parse_move` give a position's moves, :func:`read_game`, :func:`read_games`
 and :func:`write_game` read and write PDN, :func:`perft` counts move trees, and
 :class:`Searcher` searches under :class:`Limits`, reporting :class:`Info` on the
-way and a :class:`Result` at the end; a :class:`Session` runs searches on a
+way and a :class:`Result` at the end, with the user's :class:`EngineSettings` (hash
+size, lines, skill, endgame tables, book); a :class:`Session` runs searches on a
 thread with one :class:`Answer` each, on time (what the adapters use). Bad input raises a :class:`ValueError`
 subclass that says what is wrong: :class:`PositionError`, :class:`MoveError`
 (:class:`IllegalMoveError`, :class:`AmbiguousMoveError`) or :class:`PdnError`.
@@ -38,10 +39,11 @@ from pedina.timeman import Limits
 if typing.TYPE_CHECKING:
     from pedina.search import Info, Result, Searcher
     from pedina.session import Answer, Session
+    from pedina.settings import EngineSettings
 
 #: Names whose modules load on first use, so that a rules script or a Hub client never loads the search.
 _LAZY = {"Info": "pedina.search", "Result": "pedina.search", "Searcher": "pedina.search",
-         "Answer": "pedina.session", "Session": "pedina.session"}
+         "Answer": "pedina.session", "Session": "pedina.session", "EngineSettings": "pedina.settings"}
 
 
 def build_flavour() -> str:
@@ -63,7 +65,7 @@ def __getattr__(name: str) -> typing.Any:
 __version__ = "0.2.0"
 
 __all__ = [
-    "AmbiguousMoveError", "Answer", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
+    "AmbiguousMoveError", "Answer", "Board", "EngineSettings", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
     "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher", "Session",
     "Termination", "build_flavour", "format_pdn", "legal_moves", "parse_move", "perft", "read_game", "read_games",
     "write_game",

@@ -45,21 +45,19 @@ import importlib.resources
 import os
 import random
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pedina.board import Board
 from pedina.move import Move, legal_moves
 from pedina.position import Position, PositionError
 from pedina.search import Info, Searcher
+from pedina.settings import MAX_VARIETY, EngineSettings
 from pedina.timeman import Limits
 
 #: The book shipped in the package (read as a resource, as the evaluation's weights are).
 BOOK_RESOURCE = "book.txt"
 #: The first line of every book file.
 BOOK_HEADER = "pedina-book 1"
-#: The largest ``variety`` that :meth:`Book.choose` accepts (hundredths of a man: two men).
-MAX_VARIETY = 200
-
 Key = tuple[int, int, int, bool]
 
 
@@ -266,7 +264,7 @@ def search_entry(searcher: Searcher, position: Position, depth: int) -> BookEntr
     several runs is the book built in one.
     """
     searcher.new_game()
-    searcher.multipv = max(1, position.count_moves())
+    searcher.configure(replace(searcher.settings, multipv=max(1, position.count_moves())))
     infos: list[Info] = []
     searcher.search(Board(position), Limits(depth=depth, analysis=True), infos.append)
     # The lines of the last iteration, which the search reports whole, once it is complete.
@@ -293,7 +291,8 @@ def opening_positions(plies: int) -> list[Position]:
 
 
 def build_book(path: str | os.PathLike[str], depth: int, positions: int, *, plies: int = 3, ply_cost: int = 10,
-               hash_mb: int = 64, resume: bool = False, progress: Callable[[int], None] | None = None) -> Book:
+               settings: EngineSettings = EngineSettings(), resume: bool = False,
+               progress: Callable[[int], None] | None = None) -> Book:
     """Build (or with ``resume``, continue) the book in the file ``path`` up to ``positions`` positions.
 
     First every position up to ``plies`` plies from the start (every 3-move opening's
@@ -324,7 +323,7 @@ def build_book(path: str | os.PathLike[str], depth: int, positions: int, *, plie
             raise BookError(f"{os.fspath(path)} holds positions searched to depth {other.depth}, not {depth}")
     if progress is not None:
         progress(len(book))
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(settings)
     roots = opening_positions(plies)
     with open(path, "a", encoding="utf-8") as handle:
         if not exists:

@@ -56,7 +56,7 @@ Design (measured with ``pedina bench``; see the numbers in the project notes):
   legal move does not use up depth.
 - Multi-PV and the skill setting need the exact score of several root moves:
   each iteration then searches every root move once, with the full window.
-- Endgame databases (:meth:`Searcher.set_egdb`): a position with few enough
+- Endgame databases (the ``egdb_path`` setting): a position with few enough
   pieces takes the database's exact value, in a band of its own below
   :data:`MATE_BOUND` (see :func:`database_result`): a win scores
   :data:`DATABASE_WIN` less its distance to the next capture or man move (none
@@ -91,8 +91,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Final, Protocol
 
 from pedina.board import Board
+from pedina.egdb.probe import open_endgame_tables
 from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
 from pedina.move import Move
+from pedina.settings import EngineSettings
 from pedina.movegen import RawMove, generate, generate_captures, generate_quiet
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
@@ -158,6 +160,10 @@ class EndgameTables(Protocol):
     #: Every position with at most this many pieces is in the tables.
     pieces: int
 
+    def open_all(self) -> None:
+        """Open every table now (see :meth:`Searcher.prepare`)."""
+        ...
+
     def lookup(self, us: int, them: int, kings: int, white: bool) -> tuple[int, int] | None:
         """(1 win, 0 draw or -1 loss for the side to move; the distance, -1 when not stored),
         ``None`` for a position in no table."""
@@ -196,6 +202,10 @@ class Result:
     pv: list[Move] = field(default_factory=list)
 
 
+#: What a :class:`Searcher` made without settings searches with.
+DEFAULT_SETTINGS: Final = EngineSettings()
+
+
 class _Abort(Exception):
     """Raised inside the tree when the search must end now."""
 
@@ -206,7 +216,9 @@ class Searcher:
     :meth:`search` blocks; :meth:`start` runs it on its own thread, and
     :meth:`stop` or :meth:`ponder_hit` may then come from any other thread.
 
-    ``multipv`` (>= 1) is the number of best root moves reported; ``skill``
+    It reads its :class:`~pedina.settings.EngineSettings` (:meth:`configure` changes
+    them): ``hash_mb`` sizes the hash table, ``egdb_path`` names the endgame tables
+    probed, ``multipv`` is the number of best root moves reported, and ``skill``
     (0..20, 20 = full strength) weakens play: the depth is capped at
     ``skill // 2 + 1`` and the move is drawn, with ``seed`` fixing the draw,
     among the root moves within ``(20 - skill) * 8`` of the best score. Each
@@ -218,14 +230,11 @@ class Searcher:
     weakened.
     """
 
-    def __init__(self, hash_mb: int = 64, evaluator: Evaluator | None = None) -> None:
-        self.hash_mb = hash_mb
-        self.multipv = 1
-        self.skill = 20
-        self.seed = 0
+    def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, evaluator: Evaluator | None = None) -> None:
+        self._settings = settings
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._evaluate = self.evaluator.evaluate
-        self.tt = TranspositionTable(hash_mb)
+        self.tt = TranspositionTable(settings.hash_mb)
         self._history: defaultdict[RawMove, int] = defaultdict(int)
         self._killers: list[RawMove | None] = [None] * (2 * MAX_PLY + 4)
         self._path: list[int] = []
@@ -250,8 +259,8 @@ class Searcher:
         self._root_lines: dict[RawMove, list[RawMove]] = {}
         self._on_info: Callable[[Info], None] | None = None
         self._last_info: list[Info] = []
-        self._egdb: EndgameTables | None = None
-        self._egdb_pieces = 0
+        self._egdb: EndgameTables | None = open_endgame_tables(settings.egdb_path)
+        self._egdb_pieces = self._egdb.pieces if self._egdb is not None else 0
 
     # -- control from other threads ------------------------------------------------
 
@@ -261,22 +270,27 @@ class Searcher:
         self._history = defaultdict(int)
         self._killers = [None] * (2 * MAX_PLY + 4)
 
-    def set_hash_size(self, mb: int) -> None:
-        """Resize the hash table (clears it)."""
-        self.hash_mb = mb
-        self.tt.resize(mb)
-
     @property
-    def egdb(self) -> EndgameTables | None:
-        """The endgame tables the search probes (see :meth:`set_egdb`)."""
-        return self._egdb
+    def settings(self) -> EngineSettings:
+        """The settings searched with (see :meth:`configure`)."""
+        return self._settings
 
-    def set_egdb(self, tables: EndgameTables | None) -> None:
-        """Probe ``tables`` wherever a position has few enough pieces (``None``: no database).
-        The hash table is cleared: its scores were found with other knowledge."""
-        self._egdb = tables
-        self._egdb_pieces = tables.pieces if tables is not None else 0
-        self.tt.clear()
+    def configure(self, settings: EngineSettings) -> None:
+        """Search with ``settings`` from the next search on. A new hash size or other endgame
+        tables clear the hash table (its scores were found with other knowledge); tables that
+        cannot be opened raise :class:`~pedina.egdb.EndgameTablesError` and change nothing."""
+        if settings.egdb_path != self._settings.egdb_path:
+            self._egdb = open_endgame_tables(settings.egdb_path)
+            self._egdb_pieces = self._egdb.pieces if self._egdb is not None else 0
+            self.tt.clear()
+        if settings.hash_mb != self._settings.hash_mb:
+            self.tt.resize(settings.hash_mb)
+        self._settings = settings
+
+    def prepare(self) -> None:
+        """Open every endgame table now, not on the clock of the first search that reaches it."""
+        if self._egdb is not None:
+            self._egdb.open_all()
 
     def stop(self) -> None:
         """Ask a running search to return as soon as possible (thread-safe)."""
@@ -352,10 +366,11 @@ class Searcher:
                    for p in board.positions[max(0, len(board.positions) - 1 - quiet):-1]]
         for key in list(self._history):
             self._history[key] >>= 2
-        skilled = self.skill < 20 and not limits.analysis
+        settings = self._settings
+        skilled = settings.skill < 20 and not limits.analysis
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if skilled:
-            max_depth = min(max_depth, max(1, self.skill // 2 + 1))
+            max_depth = min(max_depth, max(1, settings.skill // 2 + 1))
         if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
             probed = self._egdb.lookup(us, them, kings, white) if self._egdb is not None else None
             if probed is not None and (not probed[0] or probed[1] >= 0):
@@ -363,7 +378,7 @@ class Searcher:
         if len(root_moves) == 1 and limits.on_clock:
             # Nothing to choose: a short search gives the move a true score, and it goes out at once.
             max_depth = min(max_depth, FORCED_MOVE_DEPTH)
-        lines = min(max(1, self.multipv), len(root_moves))
+        lines = min(settings.multipv, len(root_moves))
         exact = (skilled or lines > 1) and len(root_moves) > 1
         order = list(root_moves)
         results: list[tuple[int, RawMove]] = []
@@ -785,12 +800,12 @@ class Searcher:
 
     def _pick(self, results: list[tuple[int, RawMove]], key: int) -> tuple[int, RawMove]:
         """The skill setting's choice: a seeded draw among the moves close to the best."""
-        margin = (20 - self.skill) * 8
+        margin = (20 - self._settings.skill) * 8
         ranked = sorted(results, key=lambda r: -r[0])
         top = ranked[0][0]
         candidates = [r for r in ranked if r[0] >= top - margin]
         weights = [r[0] - (top - margin) + 1 for r in candidates]
-        rng = random.Random(self.seed * 1_000_003 ^ key)
+        rng = random.Random(self._settings.seed * 1_000_003 ^ key)
         return rng.choices(candidates, weights=weights)[0]
 
 

@@ -46,7 +46,9 @@ from typing import Callable, Protocol
 from pedina.board import Board
 from pedina.book import Book, shipped_book
 from pedina.move import Move
-from pedina.search import EndgameTables, Info, Result, Searcher
+from pedina.egdb.probe import open_endgame_tables
+from pedina.search import DEFAULT_SETTINGS, Info, Result, Searcher
+from pedina.settings import EngineSettings
 from pedina.timeman import GRACE, Limits, time_budget
 
 #: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
@@ -82,14 +84,13 @@ AnswerCallback = Callable[[Answer], None]
 
 class SupportsSearch(Protocol):
     """What a session needs of a searcher: :class:`~pedina.search.Searcher` has it, and so
-    can a test's stub without inheriting from it (a compiled ``Searcher`` cannot be subclassed)."""
+    can a test's stub without inheriting from it (a compiled ``Searcher`` cannot be subclassed).
+    A searcher is made from :class:`~pedina.settings.EngineSettings` and takes new ones with
+    :meth:`configure`."""
 
-    hash_mb: int
-    multipv: int
-    skill: int
-    seed: int
+    def configure(self, settings: EngineSettings) -> None: ...
 
-    def set_hash_size(self, mb: int) -> None: ...
+    def prepare(self) -> None: ...
 
     def new_game(self) -> None: ...
 
@@ -132,79 +133,75 @@ class _SearchJob:
 class Session:
     """Runs searches on one searcher with the guarantees of the module's docstring.
 
-    ``hash_mb``, ``multipv``, ``skill`` and ``seed`` are the searcher's settings
-    (see :class:`~pedina.search.Searcher`); :meth:`configure` changes them, and
-    a searcher made to replace a stuck one gets them too, as it gets the endgame
-    database of :meth:`use_database`. ``book`` (on by default) and
-    ``book_variety`` (0: always the book's best move) are the opening book's
-    settings (see the module's docstring and :meth:`pedina.book.Book.choose`;
-    ``seed`` seeds its draws too), and :meth:`use_book` chooses the book
-    (the shipped one unless another is given). ``searcher_factory``
-    makes a searcher for a hash size (tests pass stubs); ``report`` receives a
-    line for every abnormal event (a failed search, an illegal move, a stuck
-    searcher), for the adapter to log or show.
+    ``settings`` are the engine's (:class:`~pedina.settings.EngineSettings`): the
+    searcher's, and the opening book's ``book`` (on by default) and ``book_variety``
+    (0: always the book's best move; ``seed`` seeds its draws, see
+    :meth:`pedina.book.Book.choose`). :meth:`configure` changes them, and a searcher
+    made to replace a stuck one is made from them too. :meth:`use_book` chooses the
+    book (the shipped one unless another is given). ``searcher_factory`` makes a
+    searcher from settings (tests pass stubs); ``report`` receives a line for every
+    abnormal event (a failed search, an illegal move, a stuck searcher), for the
+    adapter to log or show. Raises :class:`~pedina.egdb.EndgameTablesError` when the
+    settings name a folder without endgame tables.
     """
 
-    def __init__(self, *, hash_mb: int = 64, searcher_factory: Callable[[int], SupportsSearch] = Searcher,
-                 report: Callable[[str], None] | None = None, book: bool = True) -> None:
-        self.hash_mb = hash_mb
-        self.multipv = 1
-        self.skill = 20
-        self.seed = 0
-        self.book = book
-        self.book_variety = 0
+    def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, *,
+                 searcher_factory: Callable[[EngineSettings], SupportsSearch] = Searcher,
+                 report: Callable[[str], None] | None = None) -> None:
+        open_endgame_tables(settings.egdb_path)  # a bad folder is refused now, not at the first go
+        self._settings = settings
         self._book: Book | None = None  # None: the shipped book, loaded when first needed
-        self._book_rng = random.Random(0)
+        self._book_rng = random.Random(settings.seed)
         self._factory = searcher_factory
         self._report = report
         self._searcher: SupportsSearch | None = None
-        self._egdb: EndgameTables | None = None
         self._thread: threading.Thread | None = None
         self._job: _SearchJob | None = None
 
     # -- settings and state -----------------------------------------------------------
 
-    def configure(self, *, hash_mb: int | None = None, multipv: int | None = None, skill: int | None = None,
-                  seed: int | None = None, book: bool | None = None, book_variety: int | None = None) -> None:
-        """Change settings (``None`` keeps one); a new hash size clears the table, and a new
-        seed starts the book's draws again."""
-        if hash_mb is not None:
-            self.hash_mb = hash_mb
-        if multipv is not None:
-            self.multipv = multipv
-        if skill is not None:
-            self.skill = skill
-        if seed is not None and seed != self.seed:
-            self.seed = seed
-            self._book_rng = random.Random(seed)
-        if book is not None:
-            self.book = book
-        if book_variety is not None:
-            self.book_variety = book_variety
+    @property
+    def settings(self) -> EngineSettings:
+        """The settings searched with (see :meth:`configure`)."""
+        return self._settings
+
+    def configure(self, settings: EngineSettings) -> None:
+        """Search with ``settings`` from the next search on. A new hash size or other endgame
+        tables clear the hash table, and a new seed starts the book's draws again. Endgame
+        tables that cannot be opened raise :class:`~pedina.egdb.EndgameTablesError` and
+        change nothing."""
         if self._searcher is not None:
-            self._apply(self._searcher)
+            self._searcher.configure(settings)
+        else:
+            open_endgame_tables(settings.egdb_path)
+        if settings.seed != self._settings.seed:
+            self._book_rng = random.Random(settings.seed)
+        self._settings = settings
+
+    def prepare(self) -> None:
+        """Make the searcher, open its endgame tables and read the book now: an engine does
+        it before its first search, whose clock would otherwise pay for them."""
+        self.searcher.prepare()
+        if self._settings.book and self._book is None:
+            try:
+                shipped_book()
+            except (OSError, ValueError):
+                pass  # said at the first go that needs it, which then searches
 
     def settle(self) -> None:
-        """Make the searcher now and move everything alive out of the cycle collector's
-        reach (:func:`gc.freeze`): for a process that runs this session for its whole life
-        (an engine). A full collection otherwise visits every slot of the hash table, which
+        """:meth:`prepare`, then move everything alive out of the cycle collector's reach
+        (:func:`gc.freeze`): for a process that runs this session for its whole life (an
+        engine). A full collection otherwise visits every slot of the hash table, which
         keeps its two lists for life (see :mod:`pedina.tt`), and can stall a move past its
         hard limit. What is frozen is never collected: nothing lost for objects that live
         as long as the process."""
-        self.searcher  # made now (if not yet), so that its hash table is frozen with the rest
+        self.prepare()
         gc.collect()
         gc.freeze()
 
     def use_book(self, book: Book | None) -> None:
         """Play from ``book`` (``None``: the shipped book) while the ``book`` setting is on."""
         self._book = book
-
-    def use_database(self, tables: EndgameTables | None) -> None:
-        """Let the searcher probe these endgame tables (``None``: none); a searcher other
-        than :class:`~pedina.search.Searcher` (a test's stub) ignores them."""
-        self._egdb = tables
-        if self._searcher is not None:
-            self._apply(self._searcher)
 
     @property
     def searcher(self) -> SupportsSearch:
@@ -221,8 +218,7 @@ class Session:
                 self._searcher = None
             self._thread = None
         if self._searcher is None:
-            self._searcher = self._factory(self.hash_mb)
-            self._apply(self._searcher)
+            self._searcher = self._factory(self._settings)
         return self._searcher
 
     def new_game(self) -> None:
@@ -307,11 +303,12 @@ class Session:
         """Answer ``job`` from the book if the book answers it (see the module's docstring);
         ``True`` when it did."""
         limits = job.limits
-        if not self.book or limits.ponder or limits.analysis or limits.infinite or self.skill < 20:
+        settings = self._settings
+        if not settings.book or limits.ponder or limits.analysis or limits.infinite or settings.skill < 20:
             return False
         try:
             book = self._book if self._book is not None else shipped_book()
-            choice = book.choose(job.board, self.book_variety, self._book_rng)
+            choice = book.choose(job.board, settings.book_variety, self._book_rng)
             if choice is None:
                 return False
             replies = book.moves(job.board.position.play(choice.move))
@@ -402,15 +399,6 @@ class Session:
                     job.on_answer(answer)
             finally:
                 job.answered.set()
-
-    def _apply(self, searcher: SupportsSearch) -> None:
-        if searcher.hash_mb != self.hash_mb:
-            searcher.set_hash_size(self.hash_mb)
-        searcher.multipv = self.multipv
-        searcher.skill = self.skill
-        searcher.seed = self.seed
-        if isinstance(searcher, Searcher) and searcher.egdb is not self._egdb:
-            searcher.set_egdb(self._egdb)
 
     def _note(self, text: str) -> None:
         if self._report is not None:

@@ -56,11 +56,12 @@ from pedina.book import Book, BookError, shipped_book
 from pedina.move import Move
 from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
 from pedina.position import Position, PositionError
-from pedina.search import WIN, EndgameTables, Info, database_result, proven_plies
+from pedina.search import WIN, Info, database_result, proven_plies
 from pedina.session import Session
+from pedina.settings import EngineSettings
 from pedina.timeman import Limits
+from pedina.protocol.engine_options import engine_options
 from pedina.protocol.plotting import check_plot_path, saved_figure
-from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.interrupts import interrupt_requests
 from pedina.protocol.scores import for_white, men, proven_note
 
@@ -389,15 +390,13 @@ class AnalysisSettings:
     """How ``pedina analyze`` was asked to work and what to write."""
 
     limits: Limits
-    multipv: int
-    hash_mb: int
+    engine_settings: EngineSettings
     table: bool
     json_document: bool
     jsonl: bool
     annotate: str | None
     plot: str | None
     thresholds: Thresholds
-    egdb: EndgameTables | None = None
     book: Book | None = None  # the played moves found in it are marked
 
 
@@ -410,9 +409,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
     """Analyse ``subjects`` (of ``kind``, see :func:`load_subjects`) and write every output asked
     for; ``False`` when interrupted (the outputs then hold what was finished)."""
     out = sys.stdout
-    session = Session(hash_mb=settings.hash_mb)
-    session.configure(multipv=settings.multipv)
-    session.use_database(settings.egdb)
+    session = Session(settings.engine_settings)
     annotated: IO[str] | None = None
     if settings.annotate is not None:
         try:
@@ -506,7 +503,7 @@ def _document(kind: str, done: list[tuple[Subject, list[Analysed]]], settings: A
               interrupted: bool) -> dict[str, object]:
     """The ``--json`` document of what was analysed."""
     document: dict[str, object] = {"limits": {"depth": settings.limits.depth, "time": settings.limits.move_time},
-                                   "multipv": settings.multipv, "interrupted": interrupted}
+                                   "multipv": settings.engine_settings.multipv, "interrupted": interrupted}
 
     if kind == "position":
         if done and done[0][1]:
@@ -533,8 +530,6 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Search depth per position.")
 @click.option("--time", "move_time", type=click.FloatRange(0.01, 3600), default=None,
               help="Seconds per position (default 1 when no depth is given).")
-@click.option("--multipv", type=click.IntRange(1, 32), default=1, show_default=True,
-              help="How many best lines to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (at the end) instead of a table.")
 @click.option("--jsonl", "as_jsonl", is_flag=True,
               help="Print a JSON object a line, each as soon as its position is analysed, instead of a table.")
@@ -551,14 +546,10 @@ def _place(subject: Subject) -> dict[str, object]:
               help="Men a move must lose against the best one to be marked ? ($2) by --annotate and --plot.")
 @click.option("--blunder", type=click.FloatRange(0.01, 100), default=1.0, show_default=True,
               help="Men a move must lose against the best one to be marked ?? ($4).")
-@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=32, show_default=True,
-              help="Hash table size in MB.")
-@egdb_option
-@click.option("--no-book", "no_book", is_flag=True, help="Do not mark the played moves of the opening book.")
-def analyze(target: str, depth: int | None, move_time: float | None, multipv: int, as_json: bool, as_jsonl: bool,
+@engine_options(only=("hash_mb", "multipv", "egdb_path", "book"))
+def analyze(target: str, depth: int | None, move_time: float | None, as_json: bool, as_jsonl: bool,
             game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
-            mistake: float, blunder: float, hash_mb: int, egdb_dir: str | None, no_egdb: bool,
-            no_book: bool) -> None:
+            mistake: float, blunder: float, settings: EngineSettings) -> None:
     """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
     (every move; - reads standard input).
 
@@ -583,9 +574,10 @@ def analyze(target: str, depth: int | None, move_time: float | None, multipv: in
         raise click.UsageError("--annotate and --plot are for the games of a PDN file")
     limits = (Limits(depth=depth, analysis=True) if depth is not None
               else Limits(move_time=move_time or 1.0, analysis=True))
-    settings = AnalysisSettings(limits, multipv, hash_mb, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
-                        plot_path, Thresholds(round(better_line * 100), round(mistake * 100), round(blunder * 100)),
-                        open_egdb(egdb_dir, no_egdb), None if no_book else shipped_book())
-    if not run_analysis(kind, subjects, settings):
+    request = AnalysisSettings(limits, settings, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
+                               plot_path, Thresholds(round(better_line * 100), round(mistake * 100),
+                                                     round(blunder * 100)),
+                               shipped_book() if settings.book else None)
+    if not run_analysis(kind, subjects, request):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

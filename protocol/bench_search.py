@@ -15,8 +15,10 @@ import click
 from pedina import build_flavour
 from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
-from pedina.protocol.egdb_command import egdb_folder_option, open_egdb
-from pedina.search import EndgameTables, Limits, Searcher
+from pedina.protocol.engine_options import engine_options
+from pedina.egdb import open_endgame_tables
+from pedina.search import Limits, Searcher
+from pedina.settings import EngineSettings
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
@@ -45,13 +47,9 @@ BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def run_search_bench(depth: int, hash_mb: int, echo: bool = True,
-                     egdb: EndgameTables | None = None) -> tuple[int, float]:
-    """Search every bench position to ``depth``, probing ``egdb`` if given; returns (total
-    nodes, wall seconds)."""
-    searcher = Searcher(hash_mb=hash_mb)
-    if egdb is not None:
-        searcher.set_egdb(egdb)
+def run_search_bench(depth: int, settings: EngineSettings, echo: bool = True) -> tuple[int, float]:
+    """Search every bench position to ``depth`` with ``settings``; returns (total nodes, wall seconds)."""
+    searcher = Searcher(settings)
     total_nodes = 0
     total_time = 0.0
     for index, (label, fen) in enumerate(BENCH_POSITIONS, start=1):
@@ -72,11 +70,9 @@ def run_search_bench(depth: int, hash_mb: int, echo: bool = True,
 @click.group(name="bench", invoke_without_command=True)
 @click.option("--depth", "-d", type=click.IntRange(1, 30), default=8, show_default=True,
               help="Search depth for every position.")
-@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
-              help="Hash table size in MB.")
-@egdb_folder_option
+@engine_options(only=("hash_mb", "egdb_path"), egdb_path="")
 @click.pass_context
-def bench_search(ctx: click.Context, depth: int, hash_mb: int, egdb_dir: str | None) -> None:
+def bench_search(ctx: click.Context, depth: int, settings: EngineSettings) -> None:
     """Search a fixed suite of positions to a fixed depth; print nodes, nodes/s and a signature.
 
     With --egdb the search probes the database, which changes the signature: compare
@@ -85,12 +81,12 @@ def bench_search(ctx: click.Context, depth: int, hash_mb: int, egdb_dir: str | N
     """
     if ctx.invoked_subcommand is not None:
         return
-    egdb = open_egdb(egdb_dir) if egdb_dir is not None else None
-    database = "" if egdb is None else f", endgame database {egdb_dir} (up to {egdb.pieces} pieces)"
-    click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {hash_mb} MB, "
+    tables = open_endgame_tables(settings.egdb_path)
+    database = "" if tables is None else f", endgame database {tables.directory} (up to {tables.pieces} pieces)"
+    click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {settings.hash_mb} MB, "
                f"{build_flavour()} flavour{database}")
     cpu_started = time.process_time()
-    nodes, elapsed = run_search_bench(depth, hash_mb, egdb=egdb)
+    nodes, elapsed = run_search_bench(depth, settings)
     cpu = time.process_time() - cpu_started
     # CPU time too: on a shared machine the wall clock also counts other processes.
     click.echo(f"total nodes {nodes:,}  time {elapsed:.3f} s  {nodes / max(elapsed, 1e-9):,.0f} nodes/s  "

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 
 import click
 
 from pedina.board import Board
-from pedina.book import MAX_VARIETY, Book, BookError, build_book, shipped_book
+from pedina.book import Book, BookError, build_book, shipped_book
 from pedina.position import Position, PositionError
+from pedina.settings import EngineSettings
+from pedina.protocol.engine_options import engine_options
 from pedina.protocol.scores import men
 
 
 @click.group()
 def book() -> None:
     """The opening book: positions searched in advance, with the value of every move."""
-
-
-def book_options(command: Callable[..., None]) -> Callable[..., None]:
-    """``--no-book`` and ``--book-variety`` for the commands that play (the parameters ``no_book`` and
-    ``book_variety``: the session's ``book`` is ``not no_book``)."""
-    command = click.option("--book-variety", type=click.IntRange(0, MAX_VARIETY), default=0, show_default=True,
-                           help="Play any book move within this many hundredths of a man of the best one.")(command)
-    return click.option("--no-book", "no_book", is_flag=True,
-                        help="Do not play from the opening book: search from the first move.")(command)
 
 
 @book.command("build")
@@ -39,10 +31,10 @@ def book_options(command: Callable[..., None]) -> Callable[..., None]:
               help="Every position up to this many plies from the start is in the book (3: every 3-move opening).")
 @click.option("--ply-cost", type=click.IntRange(0, 1000), default=10, show_default=True,
               help="Beyond --plies, the cost of a ply (hundredths of a man) against the cost of a worse move.")
-@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
-              help="Hash table size in MB.")
 @click.option("--resume", is_flag=True, help="Continue the book in --out (an interrupted build).")
-def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int, hash_mb: int, resume: bool) -> None:
+@engine_options(only=("hash_mb",))
+def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int, resume: bool,
+               settings: EngineSettings) -> None:
     """Build an opening book from the start position.
 
     Every position up to --plies plies is searched first (every move valued), then the
@@ -61,7 +53,7 @@ def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int,
                 counts.append(count)
                 bar.update(min(count, positions) - bar.pos)
 
-            built = build_book(path, depth, positions, plies=plies, ply_cost=ply_cost, hash_mb=hash_mb,
+            built = build_book(path, depth, positions, plies=plies, ply_cost=ply_cost, settings=settings,
                                resume=resume, progress=progress)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {path} holds {counts[-1] if counts else 0:,} positions; the same command "

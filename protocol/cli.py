@@ -13,6 +13,8 @@ import click
 
 from pedina import Position, PositionError, __version__, build_flavour, legal_moves
 from pedina.perft import perft
+from pedina.settings import EngineSettings
+from pedina.protocol.engine_options import engine_options
 
 
 #: Subcommands defined in other modules, imported only when named (so ``pedina hub`` starts fast).
@@ -132,13 +134,15 @@ def perft_command(position: str, depth: int, divide: bool) -> None:
 @main.command()
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
               help="Append both directions of the session to this file.")
-@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
-              help="Hash table size in MB (the tt-size parameter).")
-def hub(log_path: str | None, hash_mb: int) -> None:
-    """Run as a Hub protocol engine on stdin/stdout (give `pedina` to a Hub client)."""
+@engine_options()
+def hub(log_path: str | None, settings: EngineSettings) -> None:
+    """Run as a Hub protocol engine on stdin/stdout (give `pedina` to a Hub client).
+
+    The options set the parameters' starting values (a client's set-param changes them).
+    """
     from pedina.protocol.hub import serve_stdio
 
-    serve_stdio(hash_mb=hash_mb, log=open_log(log_path))
+    serve_stdio(settings, log=open_log(log_path))
 
 
 if __name__ == "__main__":

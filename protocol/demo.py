@@ -9,9 +9,10 @@ import click
 from pedina.board import Board
 from pedina.pdn import move_label, write_game
 from pedina.session import Session
+from pedina.settings import EngineSettings
 from pedina.timeman import Limits
 from pedina.protocol.analyze import pdn_line
-from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.engine_options import engine_options
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import for_white, men, proven_note
 
@@ -28,22 +29,20 @@ from pedina.protocol.scores import for_white, men, proven_note
               help="Extra seconds to wait after each move, to watch.")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append the game to this PDN file when it ends (or is stopped).")
-@egdb_option
+@engine_options()
 def demo(move_time: float, depth: int | None, plies: int, show_board: bool, pause: float,
-         pdn_path: str | None, egdb_dir: str | None, no_egdb: bool) -> None:
+         pdn_path: str | None, settings: EngineSettings) -> None:
     """Watch Pedina play a short game against itself."""
-    egdb = open_egdb(egdb_dir, no_egdb)
     pdnout = PdnOut.open_option(pdn_path)
     board = Board()
-    engine = Session(hash_mb=16)
-    engine.use_database(egdb)
+    session = Session(settings)
     limits = Limits(depth=depth) if depth is not None else Limits(move_time=move_time)
     per_move = f"depth {depth}" if depth is not None else f"{move_time:g} s"
     click.echo(f"Pedina plays itself, {per_move} a move (at most {plies} plies).")
     if show_board:
         click.echo(board.position.diagram())
     try:
-        _play(board, engine, limits, plies, show_board, pause)
+        _play(board, session, limits, plies, show_board, pause)
     except KeyboardInterrupt:
         click.echo(f"Interrupted after {len(board.moves)} plies.")
     finally:
@@ -54,13 +53,13 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
             click.echo(f"Game appended to {pdn_path}.")
 
 
-def _play(board: Board, engine: Session, limits: Limits, plies: int, show_board: bool, pause: float) -> None:
+def _play(board: Board, session: Session, limits: Limits, plies: int, show_board: bool, pause: float) -> None:
     """The game, move by move, and how it ended."""
     started = time.perf_counter()
     while board.outcome() is None and len(board.moves) < plies:
         position = board.position
         forced = position.count_moves() == 1
-        answer = engine.think(board, limits)
+        answer = session.think(board, limits)
         move, result = answer.move, answer.result
         assert move is not None  # the game goes on, so there is a move
         label = move_label(len(board.moves), board.start.white_to_move)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 
 import click
@@ -21,7 +20,6 @@ from pedina.egdb import (
     build_jobs,
     default_directory,
     job_positions,
-    shipped_database,
     shipped_directory,
     slice_name,
     verify_databases,
@@ -44,41 +42,6 @@ def egdb() -> None:
     analyse probe them unless told otherwise (--egdb DIR, --no-egdb). `build` writes to
     the user's data folder by default (on Linux ~/.local/share/pedina/egdb).
     """
-
-
-def _egdb_folder_option(help_text: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    return click.option("--egdb", "egdb_dir", type=click.Path(file_okay=False, exists=True), default=None,
-                        help=help_text)
-
-
-def egdb_option(command: Callable[..., None]) -> Callable[..., None]:
-    """``--egdb DIR`` and ``--no-egdb``, for the commands that play or analyse (their values:
-    :func:`open_egdb`): the shipped tables unless told otherwise, as the Hub engine does."""
-    command = click.option("--no-egdb", is_flag=True, help="Probe no endgame database.")(command)
-    return _egdb_folder_option(f"Probe the endgame database in this folder [default: the tables shipped with "
-                               f"Pedina, up to {SHIPPED_PIECES} pieces] (see `pedina egdb`).")(command)
-
-
-def egdb_folder_option(command: Callable[..., None]) -> Callable[..., None]:
-    """``--egdb DIR`` alone, probing nothing by default (``pedina bench``: a database changes
-    the bench's signature, which must compare across versions)."""
-    return _egdb_folder_option("Probe the endgame database in this folder (see `pedina egdb`).")(command)
-
-
-def open_egdb(directory: str | None, no_egdb: bool = False) -> EndgameDatabase | None:
-    """The database of ``--egdb`` (``None`` with ``--no-egdb``, the shipped tables with
-    neither), or a click error when the folder holds no complete set of tables."""
-    if no_egdb:
-        if directory is not None:
-            raise click.UsageError("--egdb and --no-egdb contradict each other")
-        return None
-    database = shipped_database() if directory is None else EndgameDatabase(directory)
-    if database is not None and not database.pieces:
-        raise click.BadParameter(f"{directory} holds no complete set of tables (see `pedina egdb build`)",
-                                 param_hint="--egdb")
-    if database is not None:
-        database.open_all()
-    return database
 
 
 def _folder(directory: str | None) -> str:

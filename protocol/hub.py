@@ -28,10 +28,9 @@ from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import FORCED_MOVE_DEPTH, Info, Searcher, database_result
-from pedina.book import MAX_VARIETY, shipped_book
-from pedina.egdb import EndgameDatabase, shipped_database
+from pedina.search import DEFAULT_SETTINGS, FORCED_MOVE_DEPTH, Info, Searcher, database_result
 from pedina.session import BOOK_DEPTH, JOIN_TIMEOUT, Answer, Session, SupportsSearch
+from pedina.settings import SETTINGS, EngineSettings, value_type
 from pedina.timeman import GRACE, Limits, bounded
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
@@ -76,7 +75,8 @@ def format_info(info: Info, with_multipv: bool) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """A declared engine parameter: its Hub type, default and bounds."""
+    """A declared engine parameter: its Hub type, default and bounds, and the
+    :class:`~pedina.settings.EngineSettings` field it sets (none for the protocol's own)."""
 
     name: str
     type: str  # "bool", "int", "enum" or "string"
@@ -84,6 +84,7 @@ class Param:
     low: int = 0
     high: int = 0
     values: tuple[str, ...] = ()
+    field: str = ""
 
     def declaration(self) -> str:
         pairs: list[tuple[str, object]] = [("name", self.name), ("value", self.default), ("type", self.type)]
@@ -116,32 +117,30 @@ class Param:
         return text
 
 
-def declared_params(hash_mb: int, egdb_path: str) -> dict[str, Param]:
-    """The parameters announced after ``hub``, by name (``egdb_path``: the database probed
-    until told otherwise, the shipped tables' folder)."""
-    params = [
-        Param("variant", "enum", "italian", values=("italian",)),
-        Param("tt-size", "int", str(hash_mb), low=1, high=4096),
-        Param("ponder", "bool", "false"),
-        Param("multipv", "int", "1", low=1, high=32),
-        Param("skill", "int", "20", low=0, high=20),
-        Param("seed", "int", "0", low=0, high=2**31 - 1),
-        Param("egdb-path", "string", egdb_path),
-        Param("book", "bool", "true"),
-        Param("book-variety", "int", "0", low=0, high=MAX_VARIETY),
-    ]
+_HUB_TYPES = {bool: "bool", int: "int", str: "string"}
+
+
+def hub_value(value: object) -> str:
+    """A setting's value as a Hub ``value=`` (``true``/``false`` for a flag)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def hub_parameters(settings: EngineSettings) -> dict[str, str]:
+    """The ``set-param`` names and values that give a Pedina Hub engine ``settings``: those
+    that differ from the defaults."""
+    default = EngineSettings()
+    return {row.hub_name: hub_value(getattr(settings, row.field)) for row in SETTINGS
+            if getattr(settings, row.field) != getattr(default, row.field)}
+
+
+def declared_params(settings: EngineSettings) -> dict[str, Param]:
+    """The parameters announced after ``hub``, by name: the protocol's own (``variant``,
+    ``ponder``) and one for each engine setting (:data:`~pedina.settings.SETTINGS`),
+    declared with its value in ``settings``."""
+    params = [Param("variant", "enum", "italian", values=("italian",)), Param("ponder", "bool", "false")]
+    params += [Param(row.hub_name, _HUB_TYPES[value_type(row.field)], hub_value(getattr(settings, row.field)),
+                     row.low, row.high, field=row.field) for row in SETTINGS]
     return {param.name: param for param in params}
-
-
-def _endgame_database(directory: str) -> EndgameDatabase | None:
-    """The endgame database of the ``egdb-path`` parameter (``None`` for an empty path), or
-    :class:`HubInputError` when the folder holds no complete set of tables."""
-    if not directory:
-        return None
-    database = EndgameDatabase(directory)
-    if not database.pieces:
-        raise HubInputError(f"egdb-path {directory!r} holds no complete set of endgame tables")
-    return database
 
 
 # -- level ----------------------------------------------------------------------------
@@ -220,17 +219,14 @@ class HubServer:
     (:meth:`pedina.session.Session.settle`).
     """
 
-    def __init__(self, output: TextIO, *, hash_mb: int = 64, log: TextIO | None = None,
-                 searcher_factory: Callable[[int], SupportsSearch] = Searcher, resident: bool = False) -> None:
+    def __init__(self, output: TextIO, *, settings: EngineSettings = DEFAULT_SETTINGS, log: TextIO | None = None,
+                 searcher_factory: Callable[[EngineSettings], SupportsSearch] = Searcher,
+                 resident: bool = False) -> None:
         self._output = output
         self._log = log
         self._lock = threading.Lock()
-        tables = shipped_database()
-        self._params = declared_params(hash_mb, "" if tables is None else tables.directory)
-        self._values: dict[str, int | bool | str] = {name: p.parse(p.default) for name, p in self._params.items()}
-        self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._error)
-        self._tables = tables
-        self._session.use_database(tables)
+        self._params = declared_params(settings)
+        self._session = Session(settings, searcher_factory=searcher_factory, report=self._error)
         if resident:
             self._session.settle()
         self._board: Board | None = None
@@ -309,25 +305,14 @@ class HubServer:
         if param is None:
             raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(self._params)})")
         typed = param.parse(value)
-        if name == "egdb-path":
-            self._tables = _endgame_database(value)
-            if self._tables is not None:
-                self._tables.open_all()  # now, not on the clock of the next go
-            self._session.use_database(self._tables)
-        self._values[name] = typed
-        self._session.configure(hash_mb=int(self._values["tt-size"]), multipv=int(self._values["multipv"]),
-                                skill=int(self._values["skill"]), seed=int(self._values["seed"]),
-                                book=bool(self._values["book"]), book_variety=int(self._values["book-variety"]))
+        if param.field:
+            try:
+                self._session.configure(self._session.settings.with_values({param.field: typed}))
+            except ValueError as error:  # tables that cannot be opened: the earlier ones stay
+                raise HubInputError(f"{name}: {error}") from None
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
-        self._session.searcher  # allocated now, with the tt-size set before init, not at the first go
-        if self._tables is not None:
-            self._tables.open_all()  # as is the database's every table
-        if self._values["book"]:
-            try:
-                shipped_book()  # read now, not on the clock of the first go
-            except (OSError, ValueError):
-                pass  # the session says so at the first go, and searches
+        self._session.prepare()  # hash table, endgame tables and book now, not on the first go's clock
         self._send("ready")
 
     def _new_game(self, args: list[tuple[str, str | None]]) -> None:
@@ -370,7 +355,7 @@ class HubServer:
             # (whatever the level: an infinite think too).
             limits = Limits(depth=FORCED_MOVE_DEPTH)
         self._endless = limits.infinite or limits.ponder
-        with_multipv = int(self._values["multipv"]) > 1
+        with_multipv = self._session.settings.multipv > 1
         self._session.go(self._board, limits, lambda info: self._send(format_info(info, with_multipv)),
                          self._on_answer)
 
@@ -407,7 +392,7 @@ class HubServer:
             self._log.flush()
 
 
-def serve_stdio(hash_mb: int = 64, log: TextIO | None = None) -> None:
+def serve_stdio(settings: EngineSettings = DEFAULT_SETTINGS, log: TextIO | None = None) -> None:
     """Run a Hub session on this process's stdin and stdout, then end the process at once.
 
     stderr is silenced at the file-descriptor level (clients such as pydraughts merge
@@ -420,7 +405,7 @@ def serve_stdio(hash_mb: int = 64, log: TextIO | None = None) -> None:
     stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="replace")
     try:
-        HubServer(stdout, hash_mb=hash_mb, log=log, resident=True).run(stdin)
+        HubServer(stdout, settings=settings, log=log, resident=True).run(stdin)
     except KeyboardInterrupt:
         pass
     finally:

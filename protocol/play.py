@@ -18,11 +18,10 @@ from pedina.board import Board
 from pedina.move import Move, MoveError
 from pedina.pdn import write_game
 from pedina.position import Position, PositionError
-from pedina.search import EndgameTables
 from pedina.session import Session
+from pedina.settings import EngineSettings
 from pedina.timeman import Limits
-from pedina.protocol.book_command import book_options
-from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.engine_options import engine_options
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import men, proven_note
 
@@ -53,21 +52,17 @@ def game_tags(human_white: bool) -> dict[str, str]:
 class TerminalGame:
     """One person against the engine; ``ask`` reads a line (``None`` at end of input), ``say`` prints.
 
-    ``skill`` (0-20) weakens the engine (see :class:`~pedina.search.Searcher`); ``pdnout``
-    receives every game that was played (see the module's docstring); ``egdb`` is an
-    endgame database for the engine; ``book`` and ``book_variety`` are its opening
-    book settings (see :class:`~pedina.session.Session`).
+    The engine plays with ``settings`` (its skill, tables, book: see
+    :class:`~pedina.settings.EngineSettings`); ``pdnout`` receives every game that was
+    played (see the module's docstring).
     """
 
-    def __init__(self, human_white: bool, limits: Callable[[], Limits], *, start: Position | None = None,
-                 hash_mb: int = 16, skill: int = 20, pdnout: PdnOut | None = None, egdb: EndgameTables | None = None,
-                 book: bool = True, book_variety: int = 0,
+    def __init__(self, human_white: bool, limits: Callable[[], Limits], settings: EngineSettings, *,
+                 start: Position | None = None, pdnout: PdnOut | None = None,
                  ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
         self.limits = limits
-        self.engine = Session(hash_mb=hash_mb)
-        self.engine.configure(skill=skill, book=book, book_variety=book_variety)
-        self.engine.use_database(egdb)
+        self.session = Session(settings)
         self.start = start or Position.start()
         self.board = Board(self.start)
         self.flipped = not human_white
@@ -119,7 +114,7 @@ class TerminalGame:
         elif word == "new":
             self.record()
             self.board = Board(self.start)
-            self.engine.new_game()
+            self.session.new_game()
             self.say("New game.")
             self.show()
         elif self.board.outcome() is not None:
@@ -142,7 +137,7 @@ class TerminalGame:
 
     def engine_move(self) -> None:
         self.say("Pedina is thinking...")
-        answer = self.engine.think(self.board, self.limits())
+        answer = self.session.think(self.board, self.limits())
         assert answer.move is not None  # the game goes on, so there is a move
         result = answer.result
         detail = ""
@@ -178,7 +173,7 @@ class TerminalGame:
         if self.board.outcome() is not None:
             self.say("The game is over: no hint.")
             return
-        answer = self.engine.think(self.board, self.limits())
+        answer = self.session.think(self.board, self.limits())
         if answer.move is None:
             self.say("No hint available.")
             return
@@ -233,16 +228,11 @@ def _read(prompt: str) -> str | None:
               help="Engine seconds per move (default 1).")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Engine search depth instead of a time.")
 @click.option("--position", "start", default=None, help="Start from this FEN or Hub position.")
-@click.option("--skill", type=click.IntRange(0, 20), default=20, show_default=True,
-              help="Engine strength: 20 is full strength, lower plays weaker (see the README).")
-@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=16, show_default=True,
-              help="Hash table size in MB.")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file when it ends or is left.")
-@egdb_option
-@book_options
-def play(colour: str, move_time: float | None, depth: int | None, start: str | None, skill: int, hash_mb: int,
-         pdn_path: str | None, egdb_dir: str | None, no_egdb: bool, no_book: bool, book_variety: int) -> None:
+@engine_options()
+def play(colour: str, move_time: float | None, depth: int | None, start: str | None, pdn_path: str | None,
+         settings: EngineSettings) -> None:
     """Play a game against Pedina in the terminal."""
     if move_time is not None and depth is not None:
         raise click.UsageError("give --time or --depth, not both")
@@ -254,11 +244,10 @@ def play(colour: str, move_time: float | None, depth: int | None, start: str | N
     def limits() -> Limits:
         return Limits(depth=depth) if depth is not None else Limits(move_time=move_time or 1.0)
 
-    egdb = open_egdb(egdb_dir, no_egdb)
     pdnout = PdnOut.open_option(pdn_path)
     try:
-        TerminalGame(colour == "white", limits, start=position, hash_mb=hash_mb, skill=skill, pdnout=pdnout,
-                     egdb=egdb, book=not no_book, book_variety=book_variety, ask=_read, say=click.echo).run()
+        TerminalGame(colour == "white", limits, settings, start=position, pdnout=pdnout, ask=_read,
+                     say=click.echo).run()
     finally:
         if pdnout is not None:
             pdnout.close()

@@ -21,7 +21,7 @@ import argparse
 import sys
 import time
 
-from pedina import Board, Limits, Position, Searcher
+from pedina import Board, EngineSettings, Limits, Position, Searcher
 from pedina.egdb import EndgameDatabase, Signature, slice_name
 from pedina.egdb.store import code_distance
 from pedina.squares import squares_of
@@ -59,9 +59,8 @@ def play_out(database: EndgameDatabase, start: Position, move_time: float, hash_
     and its longest run of plies without a capture or a man move (the 40-move count's)."""
     board = Board(start)
     longest = 0
-    sides = {True: Searcher(hash_mb=hash_mb), False: Searcher(hash_mb=hash_mb)}
-    for searcher in sides.values():
-        searcher.set_egdb(database)
+    settings = EngineSettings(hash_mb=hash_mb, egdb_path=database.directory)
+    sides = {True: Searcher(settings), False: Searcher(settings)}
     while board.outcome() is None and len(board.moves) < MAX_PLIES:
         best = sides[board.position.white_to_move].search(board, Limits(move_time=move_time)).best
         if best is None:

@@ -22,6 +22,7 @@ import time
 
 from pedina.board import Board
 from pedina.evaluate import Evaluator, default_evaluator
+from pedina.settings import EngineSettings
 from pedina.move import Move
 from pedina.protocol.match.inprocess import Player, play_searcher_match
 from pedina.protocol.match.schedule import opening_lines
@@ -50,9 +51,9 @@ def make_player(spec: str, name: str) -> Player:
         raise SystemExit(f"player {spec!r} needs depth=, nodes= or time=")
     if options.get("book", "on") not in ("on", "off"):
         raise SystemExit(f"player {spec!r}: book= takes on or off")
-    engine = Session(hash_mb=int(options.get("hash", 16)), searcher_factory=lambda mb: Searcher(mb, evaluator=evaluator))
-    engine.configure(book=options.get("book", "on") == "on")
-    return Player(engine, limits, f"{name} ({spec})")
+    settings = EngineSettings(hash_mb=int(options.get("hash", 16)), egdb_path="", book=options.get("book", "on") == "on")
+    session = Session(settings, searcher_factory=lambda chosen: Searcher(chosen, evaluator=evaluator))
+    return Player(session, limits, f"{name} ({spec})")
 
 
 def spread_openings(count: int) -> list[list[Move]]:

@@ -13,22 +13,27 @@ from collections.abc import Callable
 
 from pedina import Board
 from pedina.search import Info, Result, search_thread
+from pedina.settings import EngineSettings
 from pedina.timeman import Limits
+
+#: A stub's settings when it is given none: a small table, and no endgame tables to open.
+STUB_SETTINGS = EngineSettings(hash_mb=1, egdb_path="")
 
 
 class ScriptedSearcher:
     """Implements :class:`pedina.session.SupportsSearch`; ``stop`` only sets :attr:`stopped`."""
 
-    def __init__(self, hash_mb: int = 1) -> None:
-        self.hash_mb = hash_mb
-        self.multipv = 1
-        self.skill = 20
-        self.seed = 0
+    def __init__(self, settings: EngineSettings = STUB_SETTINGS) -> None:
+        self.settings = settings
         self.stopped = threading.Event()
         self.games = 0
+        self.prepared = 0
 
-    def set_hash_size(self, mb: int) -> None:
-        self.hash_mb = mb
+    def configure(self, settings: EngineSettings) -> None:
+        self.settings = settings
+
+    def prepare(self) -> None:
+        self.prepared += 1
 
     def new_game(self) -> None:
         self.games += 1

@@ -19,7 +19,8 @@ from pedina import Board, IllegalMoveError, Move, Outcome, Position, Termination
 README = Path(__file__).parent.parent / "README.md"
 
 PUBLIC = {
-    "AmbiguousMoveError", "Answer", "Board", "IllegalMoveError", "Info", "Limits", "Move", "MoveError", "Outcome",
+    "AmbiguousMoveError", "Answer", "Board", "EngineSettings", "IllegalMoveError", "Info", "Limits", "Move", "MoveError",
+    "Outcome",
     "PdnError", "PdnGame", "Position", "PositionError", "Result", "START_FEN", "START_HUB", "Searcher",
     "Session", "Termination", "build_flavour", "format_pdn", "legal_moves", "parse_move", "perft", "read_game",
     "read_games", "write_game",
@@ -179,10 +180,10 @@ def test_moves_show_no_move_generator_internals() -> None:
 
 def test_searcher_and_limits_from_the_namespace() -> None:
     board = Board()
-    result = pedina.Searcher(hash_mb=1).search(board, pedina.Limits(depth=3))
+    result = pedina.Searcher(pedina.EngineSettings(hash_mb=1, egdb_path="")).search(board, pedina.Limits(depth=3))
     assert isinstance(result, pedina.Result) and result.best in board.legal_moves()
     infos: list[pedina.Info] = []
-    pedina.Searcher(hash_mb=1).search(board, pedina.Limits(depth=2), infos.append)
+    pedina.Searcher(pedina.EngineSettings(hash_mb=1, egdb_path="")).search(board, pedina.Limits(depth=2), infos.append)
     assert [info.depth for info in infos] == [1, 2]
 
 

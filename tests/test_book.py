@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from dataclasses import replace
 from pedina import START_HUB, Board, Limits, Position, Session
+from pedina.settings import EngineSettings
 from pedina.book import (BOOK_HEADER, MAX_VARIETY, Book, BookEntry, BookError, BookMove, build_book,
                          opening_positions, parse_entry, shipped_book)
 from pedina.move import legal_moves
@@ -157,7 +159,7 @@ class CountingSearcher(ScriptedSearcher):
 
 def test_a_session_plays_a_book_move_at_once_for_play_only() -> None:
     CountingSearcher.searches = 0
-    session = Session(hash_mb=1, searcher_factory=CountingSearcher)
+    session = Session(settings=EngineSettings(hash_mb=1), searcher_factory=CountingSearcher)
     board = Board()
     best = shipped_book().moves(board)[0]
     infos: list[Info] = []
@@ -173,9 +175,9 @@ def test_a_session_plays_a_book_move_at_once_for_play_only() -> None:
         session.stop()
         assert session.wait_idle(2.0)
     assert CountingSearcher.searches == 3  # analysis, infinite and ponder searches never use the book
-    session.configure(skill=10)
+    session.configure(replace(session.settings, skill=10))
     assert not session.think(board, Limits(depth=1)).book
-    session.configure(skill=20, book=False)
+    session.configure(replace(session.settings, skill=20, book=False))
     assert not session.think(board, Limits(depth=1)).book
     assert CountingSearcher.searches == 5
 
@@ -183,11 +185,11 @@ def test_a_session_plays_a_book_move_at_once_for_play_only() -> None:
 def test_a_session_plays_from_a_book_of_its_own_and_survives_a_broken_one() -> None:
     start = Position.start()
     notes: list[str] = []
-    session = Session(hash_mb=1, searcher_factory=CountingSearcher, report=notes.append)
+    session = Session(settings=EngineSettings(hash_mb=1), searcher_factory=CountingSearcher, report=notes.append)
     own = Book([entry_of(start, [0, 0, 0, 0, 0, 0, 90])])
     session.use_book(own)
     assert session.think(Board(), Limits(depth=1)).move == legal_moves(start)[6]
-    session.configure(book_variety=MAX_VARIETY, seed=3)
+    session.configure(replace(session.settings, book_variety=MAX_VARIETY, seed=3))
     played = {session.think(Board(), Limits(depth=1)).move for _ in range(40)}
     assert len(played) > 1 and played <= set(legal_moves(start))
     broken = f"{BOOK_HEADER}\n{start.white:09x} {start.black:09x} {start.kings:09x} w 5 23-19=+1\n"
@@ -277,7 +279,7 @@ def test_analyze_marks_the_played_book_moves(tmp_path: Path) -> None:
 def test_a_tiny_build_covers_the_first_plies_then_expands_best_first(tmp_path: Path) -> None:
     path = tmp_path / "book.txt"
     counts: list[int] = []
-    book = build_book(path, 2, 20, plies=1, hash_mb=1, progress=counts.append)
+    book = build_book(path, 2, 20, plies=1, settings=EngineSettings(hash_mb=1), progress=counts.append)
     assert counts == list(range(21)) and len(book) == 20
     assert Book.read(path).text().splitlines()[1:] == [entry.line() for entry in book]
     assert all(position in book for position in opening_positions(1))
@@ -290,7 +292,7 @@ def test_a_tiny_build_covers_the_first_plies_then_expands_best_first(tmp_path: P
 
 def test_an_interrupted_build_resumes_to_the_book_of_one_run(tmp_path: Path) -> None:
     whole = tmp_path / "whole.txt"
-    build_book(whole, 2, 16, plies=1, hash_mb=1)
+    build_book(whole, 2, 16, plies=1, settings=EngineSettings(hash_mb=1))
     part = tmp_path / "part.txt"
 
     def interrupt(count: int) -> None:
@@ -298,15 +300,15 @@ def test_an_interrupted_build_resumes_to_the_book_of_one_run(tmp_path: Path) -> 
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        build_book(part, 2, 16, plies=1, hash_mb=1, progress=interrupt)
+        build_book(part, 2, 16, plies=1, settings=EngineSettings(hash_mb=1), progress=interrupt)
     assert len(Book.read(part)) == 11  # every position searched was kept
     with open(part, "a", encoding="utf-8") as handle:
         handle.write("f7f800000 000001fef 0000")  # a line cut short by the interruption
     with pytest.raises(BookError, match="already exists"):
-        build_book(part, 2, 16, plies=1, hash_mb=1)
+        build_book(part, 2, 16, plies=1, settings=EngineSettings(hash_mb=1))
     with pytest.raises(BookError, match="depth 2, not 3"):
-        build_book(part, 3, 16, plies=1, hash_mb=1, resume=True)
-    build_book(part, 2, 16, plies=1, hash_mb=1, resume=True)
+        build_book(part, 3, 16, plies=1, settings=EngineSettings(hash_mb=1), resume=True)
+    build_book(part, 2, 16, plies=1, settings=EngineSettings(hash_mb=1), resume=True)
     assert part.read_text() == whole.read_text()
 
 

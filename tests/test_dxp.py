@@ -31,6 +31,7 @@ import draughts
 import pytest
 from draughts.engine import DXPEngine
 
+from pedina.settings import EngineSettings
 from pedina import Board, Position
 from pedina.move import Move
 from pedina.pdn import read_games
@@ -757,7 +758,7 @@ def test_pydraughts_takeback(server: Server) -> None:
 
 
 def searcher_opponent(depth: int) -> Callable[[Board], Move]:
-    searcher = Searcher(hash_mb=8)
+    searcher = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
 
     def choose(board: Board) -> Move:
         best = searcher.search(board, Limits(depth=depth)).best
@@ -854,8 +855,8 @@ class DeafSearcher(ScriptedSearcher):
     then raises ``failure`` if given, else returns the last legal move (not the first, the
     session's fallback, so a late result that got through would show)."""
 
-    def __init__(self, hash_mb: int, delay: float = DEAF_DELAY, failure: Exception | None = None) -> None:
-        super().__init__(hash_mb)
+    def __init__(self, settings: EngineSettings, delay: float = DEAF_DELAY, failure: Exception | None = None) -> None:
+        super().__init__(settings)
         self.delay = delay
         self.failure = failure
 
@@ -886,8 +887,8 @@ def follower_client(follower: DxpFollower) -> Iterator[RawClient]:
 def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
     log = io.StringIO()
     # 60 s less a 59.5 s margin leave 0.5 s on the clock: the hard limit is a few hundredths.
-    follower = DxpFollower(hash_mb=1, log=log, time_margin=59.5, message_gap=0.0, book=False,
-                           searcher_factory=lambda mb: DeafSearcher(mb, 0.5, RuntimeError("stuck")))
+    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, time_margin=59.5, message_gap=0.0,
+                           searcher_factory=lambda settings: DeafSearcher(settings, 0.5, RuntimeError("stuck")))
     with follower_client(follower) as client:
         client.send(gamereq(follower_white=True, minutes=1))
         accepted_at, text = client.receive()
@@ -918,7 +919,8 @@ def test_a_searcher_deaf_to_stop_gives_one_move_a_turn_and_the_next_message_is_p
     search, a new GAMEREQ, a takeback in the middle of a search) are answered within
     :data:`PROMPT`; and no turn ever gets two MOVEs, not even when the deaf searches end."""
     log = io.StringIO()
-    follower = DxpFollower(hash_mb=1, log=log, move_time=DEAF_MOVE_TIME, message_gap=0.0, book=False,
+    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, move_time=DEAF_MOVE_TIME,
+                           message_gap=0.0,
                            searcher_factory=DeafSearcher)
     budget = time_budget(Limits(move_time=DEAF_MOVE_TIME))
     assert budget is not None

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from pedina.settings import EngineSettings
 from pedina import Board, Info, Limits, Position, Searcher, legal_moves
 from pedina.egdb import (
     SHIPPED_PIECES,
@@ -335,8 +336,7 @@ def test_a_won_ending_follows_the_distances_to_the_end(three: str) -> None:
 
 def test_the_search_takes_the_database_value_and_plays_the_nearest_win(three: str) -> None:
     database = EndgameDatabase(three)
-    searcher = Searcher(hash_mb=4)
-    searcher.set_egdb(database)
+    searcher = Searcher(EngineSettings(hash_mb=4, egdb_path=three))
     board = Board("W:WK1,K5:BK30")
     infos: list[Info] = []
     result = searcher.search(board, Limits(depth=10), infos.append)
@@ -352,8 +352,7 @@ def test_the_search_takes_the_database_value_and_plays_the_nearest_win(three: st
 
 def test_a_win_the_40_move_count_takes_away_is_a_draw(three: str) -> None:
     database = EndgameDatabase(three)
-    searcher = Searcher(hash_mb=4)
-    searcher.set_egdb(database)
+    searcher = Searcher(EngineSettings(hash_mb=4, egdb_path=three))
     assert database.probe(Position.from_fen("W:WK1,K2:BK13")) == DatabaseValue(1, 33)
     short = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=30), Limits(depth=4))
     assert short.score == 0
@@ -368,9 +367,7 @@ def played_out(database: EndgameDatabase, start: Position) -> Board:
     expected = database.probe(start)
     assert expected is not None and expected.result == 1
     board = Board(start)
-    sides = [Searcher(hash_mb=4), Searcher(hash_mb=4)]
-    for searcher in sides:
-        searcher.set_egdb(database)
+    sides = [Searcher(EngineSettings(hash_mb=4, egdb_path=database.directory)) for _ in range(2)]
     while board.outcome() is None and len(board.moves) < 200:
         move = sides[board.position.white_to_move].search(board, Limits(move_time=0.1)).best
         assert move is not None
@@ -406,9 +403,7 @@ def test_a_win_without_distances_is_searched_on_and_played_out(three_without_dis
     found = database.probe(start)
     assert found is not None and found.result == 1 and found.distance is None
     board = Board(start)
-    sides = [Searcher(hash_mb=4), Searcher(hash_mb=4)]
-    for searcher in sides:
-        searcher.set_egdb(database)
+    sides = [Searcher(EngineSettings(hash_mb=4, egdb_path=database.directory)) for _ in range(2)]
     scores = []
     while board.outcome() is None and len(board.moves) < 200:
         result = sides[board.position.white_to_move].search(board, Limits(depth=depth))
@@ -424,7 +419,7 @@ def test_a_win_without_distances_is_searched_on_and_played_out(three_without_dis
 
 
 def test_without_a_database_the_search_estimates(three: str) -> None:
-    result = Searcher(hash_mb=4).search(Board("W:WK1,K5:BK30"), Limits(depth=3))
+    result = Searcher(EngineSettings(hash_mb=4, egdb_path="")).search(Board("W:WK1,K5:BK30"), Limits(depth=3))
     assert result.depth == 3 and database_result(result.score) == 0
 
 
@@ -600,7 +595,8 @@ def test_dxp_follower_plays_the_nearest_database_win(three: str) -> None:
     from test_dxp import engine_move, follower_client, gamereq
 
     database = EndgameDatabase(three)
-    follower = DxpFollower(hash_mb=1, log=io.StringIO(), move_time=0.2, message_gap=0.0, egdb=database)
+    follower = DxpFollower(EngineSettings(hash_mb=1, egdb_path=database.directory), log=io.StringIO(), move_time=0.2,
+                           message_gap=0.0)
     board = Board("W:WK1,K5:BK30")
     with follower_client(follower) as client:
         client.send(gamereq(follower_white=True, position=board.position))
@@ -666,7 +662,7 @@ def test_a_deep_search_never_contradicts_the_database(four: str) -> None:
     the database says the same."""
     database = EndgameDatabase(four)
     rng = random.Random(2024)
-    searcher = Searcher(hash_mb=16)
+    searcher = Searcher(EngineSettings(hash_mb=16, egdb_path=""))
     proven = 0
     for _ in range(1000):
         position = random_position(rng, 4)

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 import pedina
-from pedina import Board, Limits, Searcher
+from pedina import Board, EngineSettings, Limits, Searcher
 from pedina.protocol.bench_search import BENCH_POSITIONS
 from pedina.squares import popcount
 
@@ -21,7 +21,7 @@ BENCH_NODES_AT_DEPTH_5 = 21504
 def test_the_bench_suite_at_depth_5_searches_the_known_tree() -> None:
     total = 0
     for _, fen in BENCH_POSITIONS:
-        total += Searcher(16).search(Board(fen), Limits(depth=5)).nodes
+        total += Searcher(EngineSettings(hash_mb=16, egdb_path="")).search(Board(fen), Limits(depth=5)).nodes
     assert total == BENCH_NODES_AT_DEPTH_5, pedina.build_flavour()
 
 

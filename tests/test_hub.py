@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 import pexpect
 import pytest
 
+from pedina.settings import EngineSettings
 from pedina import START_HUB, Board, Position
 from pedina.search import WIN, Info, Limits, Result, Searcher
 from pedina.move import parse_move
@@ -122,7 +123,8 @@ class RecordingSearcher(ScriptedSearcher):
     calls: list[tuple[Board, Limits, int, int, int]] = []
 
     def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
-        RecordingSearcher.calls.append((board.copy(), limits, self.multipv, self.skill, self.seed))
+        RecordingSearcher.calls.append((board.copy(), limits, self.settings.multipv, self.settings.skill,
+                                        self.settings.seed))
         move = board.legal_moves()[0]
         if on_info:
             on_info(Info(1, 1.0, 0, 1, 0.001, [move]))
@@ -562,7 +564,7 @@ def test_a_searcher_ignoring_stop_still_gets_one_done_on_time_and_the_next_comma
     from pedina.timeman import GRACE, time_budget
 
     output = LockedOutput()
-    engine = HubServer(output, hash_mb=1, searcher_factory=StubbornHubSearcher)
+    engine = HubServer(output, settings=EngineSettings(hash_mb=1), searcher_factory=StubbornHubSearcher)
     for line in ("hub", "set-param name=book value=false", "init", f"pos pos={START_HUB}", "level move-time=0.3"):
         engine.handle(line)
     budget = time_budget(Limits(move_time=0.3))

@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
+from dataclasses import replace
+from pedina.settings import EngineSettings
 from pedina import Board, Position
 from pedina.evaluate import KNOWN_WIN, NO_MOVES
 from pedina.movegen import generate_captures
@@ -34,7 +36,7 @@ def mirrored_move(move: str) -> str:
 
 @pytest.fixture(scope="module")
 def searcher() -> Searcher:
-    return Searcher(hash_mb=16)
+    return Searcher(EngineSettings(hash_mb=16, egdb_path=""))
 
 
 def search(searcher: Searcher, fen: str, **limits: object) -> Result:
@@ -129,10 +131,10 @@ def test_proven_scores_say_the_plies_to_the_end() -> None:
 
 def test_fixed_depth_is_deterministic() -> None:
     fen = "W:W20,23,25,26,29,30,31,32:B2,3,4,5,8,12,13,14,27"
-    first = Searcher(hash_mb=8)
+    first = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
     a = search(first, fen, depth=6)
     b = search(first, fen, depth=6)   # after new_game
-    c = search(Searcher(hash_mb=8), fen, depth=6)
+    c = search(Searcher(EngineSettings(hash_mb=8, egdb_path="")), fen, depth=6)
     for other in (b, c):
         assert (other.best, other.score, other.nodes, other.pv) == (a.best, a.score, a.nodes, a.pv)
 
@@ -195,7 +197,7 @@ def run_in_thread(searcher: Searcher, board: Board, limits: Limits) -> tuple[thr
 
 
 def test_stop_is_honoured_quickly() -> None:
-    searcher = Searcher(hash_mb=16)
+    searcher = Searcher(EngineSettings(hash_mb=16, egdb_path=""))
     thread, out = run_in_thread(searcher, Board(), Limits(infinite=True))
     time.sleep(0.4)
     assert thread.is_alive()
@@ -250,7 +252,7 @@ def test_node_limit(searcher: Searcher) -> None:
 
 
 def test_ponder_then_ponder_hit() -> None:
-    searcher = Searcher(hash_mb=16)
+    searcher = Searcher(EngineSettings(hash_mb=16, egdb_path=""))
     thread, out = run_in_thread(searcher, Board(), Limits(ponder=True, move_time=0.2))
     time.sleep(0.4)
     assert thread.is_alive()  # pondering ignores the clock
@@ -263,12 +265,12 @@ def test_ponder_then_ponder_hit() -> None:
 
 def test_multipv_gives_distinct_lines(searcher: Searcher) -> None:
     infos: list[Info] = []
-    searcher.multipv = 3
+    searcher.configure(replace(searcher.settings, multipv=3))
     try:
         searcher.new_game()
         result = searcher.search(Board(), Limits(depth=5), on_info=infos.append)
     finally:
-        searcher.multipv = 1
+        searcher.configure(replace(searcher.settings, multipv=1))
     last = [info for info in infos if info.depth == 5]
     assert [info.multipv for info in last] == [1, 2, 3]
     assert len({info.pv[0] for info in last}) == 3
@@ -288,8 +290,8 @@ def test_info_after_each_iteration(searcher: Searcher) -> None:
 def test_with_a_skill_the_last_info_is_the_move_played() -> None:
     drawn_elsewhere = 0
     for seed in range(6):
-        weak = Searcher(hash_mb=8)
-        weak.skill, weak.seed = 2, seed
+        weak = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
+        weak.configure(replace(weak.settings, skill=2, seed=seed))
         infos: list[Info] = []
         result = weak.search(Board(), Limits(depth=6), on_info=infos.append)
         # One line an iteration (multipv 1), then the move drawn when it is not the line shown.
@@ -302,8 +304,8 @@ def test_with_a_skill_the_last_info_is_the_move_played() -> None:
 
 
 def test_an_analysis_is_not_weakened_by_the_skill() -> None:
-    weak = Searcher(hash_mb=8)
-    weak.skill = 0
+    weak = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
+    weak.configure(replace(weak.settings, skill=0))
     assert weak.search(Board(), Limits(depth=5, analysis=True)).depth == 5
     assert weak.search(Board(), Limits(depth=5)).depth == 1
 
@@ -315,8 +317,8 @@ def test_multipv_and_skill_search_each_root_move_once_an_iteration() -> None:
     assert moves >= 6
     nodes = []
     for multipv, skill in ((2, 20), (moves, 20), (1, 19)):
-        searcher = Searcher(hash_mb=8)
-        searcher.multipv, searcher.skill = multipv, skill
+        searcher = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
+        searcher.configure(replace(searcher.settings, multipv=multipv, skill=skill))
         nodes.append(searcher.search(board, Limits(depth=6)).nodes)
     assert nodes[0] == nodes[1] == nodes[2]
 
@@ -325,7 +327,7 @@ def test_a_capture_at_the_deepest_ply_is_played_out_not_evaluated() -> None:
     """The evaluation's precondition (no capture for the mover) holds at the deepest ply too:
     ``W:W9:B1,5`` has the capture 9x2 and no step, which the evaluation would score as no moves."""
     p = Position.from_fen("W:W9:B1,5")
-    searcher = Searcher(hash_mb=1)
+    searcher = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     evaluate = searcher.evaluator.evaluate
     calls = []
 
@@ -344,15 +346,15 @@ def test_a_capture_at_the_deepest_ply_is_played_out_not_evaluated() -> None:
 
 
 def test_skill_is_weaker_but_legal_and_seeded() -> None:
-    weak = Searcher(hash_mb=8)
-    weak.skill = 0
+    weak = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
+    weak.configure(replace(weak.settings, skill=0))
     board = Board()
     first = weak.search(board, Limits(move_time=1.0))
     assert first.best in board.legal_moves() and first.depth == 1
     assert weak.search(board, Limits(move_time=1.0)).best == first.best
     picks = set()
     for seed in range(12):
-        weak.seed = seed
+        weak.configure(replace(weak.settings, seed=seed))
         picks.add(weak.search(board, Limits(depth=3)).best)
     assert len(picks) > 1  # the choice varies with the seed
 
@@ -365,7 +367,7 @@ def test_lost_position_has_no_move(searcher: Searcher) -> None:
 @pytest.mark.parametrize("fen", ["W:WK31,K17:BK15", "W:WK13,K31:BK26", "W:WK1,K5:BK11", "B:WK22,K23:BK4"])
 def test_two_kings_beat_one_over_the_board(fen: str) -> None:
     """The known win converted: White (two kings) at depth 12, Black at depth 6."""
-    strong, weak = Searcher(hash_mb=8), Searcher(hash_mb=8)
+    strong, weak = Searcher(EngineSettings(hash_mb=8, egdb_path="")), Searcher(EngineSettings(hash_mb=8, egdb_path=""))
     board = Board(fen)
     while board.outcome() is None and len(board.moves) < 80:
         result = (strong if board.position.white_to_move else weak).search(
@@ -377,7 +379,7 @@ def test_two_kings_beat_one_over_the_board(fen: str) -> None:
 
 
 def test_info_on_demand() -> None:
-    searcher = Searcher(hash_mb=16)
+    searcher = Searcher(EngineSettings(hash_mb=16, egdb_path=""))
     infos: list[Info] = []
     out: list[Result] = []
     thread = threading.Thread(target=lambda: out.append(
@@ -393,10 +395,10 @@ def test_info_on_demand() -> None:
 
 
 def test_hash_size_is_bounded() -> None:
-    small = Searcher(hash_mb=1)
-    big = Searcher(hash_mb=64)
+    small = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
+    big = Searcher(EngineSettings(hash_mb=64, egdb_path=""))
     assert small.tt.size * 32 <= big.tt.size
-    small.set_hash_size(8)
+    small.configure(replace(small.settings, hash_mb=8))
     assert small.tt.size == 8 * big.tt.size // 64
     small.search(Board(), Limits(depth=6))
     assert len(small.tt.table) == small.tt.size
@@ -409,7 +411,7 @@ def test_the_last_line_reported_is_the_line_played() -> None:
     stops it at every stage of iterations 4 to 8."""
     for nodes in range(2000, 40001, 500):
         infos: list[Info] = []
-        result = Searcher(hash_mb=1).search(Board(), Limits(nodes=nodes), on_info=infos.append)
+        result = Searcher(EngineSettings(hash_mb=1, egdb_path="")).search(Board(), Limits(nodes=nodes), on_info=infos.append)
         last = infos[-1]
         assert (last.pv, last.score) == (result.pv, result.score) and result.pv[0] == result.best, nodes
 
@@ -418,7 +420,7 @@ def test_the_hash_table_keeps_its_two_lists_when_cleared_and_resized() -> None:
     """An engine process freezes the table's lists out of the cycle collector's reach once
     (Session.settle): a new list would be collected again. A new game puts the clean spare
     in the table's place at once, and the old list is emptied on a thread of its own."""
-    searcher = Searcher(hash_mb=1)
+    searcher = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     table, spare = searcher.tt.lists
     searcher.search(Board(), Limits(depth=4))
     assert any(entry is not None for entry in table)
@@ -429,7 +431,7 @@ def test_the_hash_table_keeps_its_two_lists_when_cleared_and_resized() -> None:
     searcher.search(Board(), Limits(depth=4))
     searcher.new_game()
     assert searcher.tt.table is table and not any(table)
-    searcher.set_hash_size(2)
+    searcher.configure(replace(searcher.settings, hash_mb=2))
     assert set(map(id, searcher.tt.lists)) == {id(table), id(spare)}
     assert len(table) == len(spare) == searcher.tt.size == 2 * slot_count(1) and not any(spare)
 
@@ -437,8 +439,8 @@ def test_the_hash_table_keeps_its_two_lists_when_cleared_and_resized() -> None:
 def test_a_new_game_leaves_the_same_searches_as_a_new_searcher() -> None:
     """The entries a new game puts aside are never seen again: after a game's worth of
     searching, a new game searches exactly as a searcher just made (fixed depth)."""
-    fresh = Searcher(hash_mb=1).search(Board(), Limits(depth=7))
-    used = Searcher(hash_mb=1)
+    fresh = Searcher(EngineSettings(hash_mb=1, egdb_path="")).search(Board(), Limits(depth=7))
+    used = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     board = Board()
     for _ in range(6):
         best = used.search(board, Limits(depth=5)).best
@@ -452,7 +454,7 @@ def test_a_new_game_leaves_the_same_searches_as_a_new_searcher() -> None:
 def test_a_clock_that_started_before_the_search_counts_against_it() -> None:
     """``start(..., clock_from)``: a move time already spent before the search starts leaves
     it no time at all, so it stops at its first look at the clock, whatever the machine's speed."""
-    searcher = Searcher(hash_mb=1)
+    searcher = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     done: list[Result | None] = []
     finished = threading.Event()
 
@@ -468,7 +470,7 @@ def test_a_clock_that_started_before_the_search_counts_against_it() -> None:
 
 
 def test_principal_variation_is_a_legal_line(random_positions: Callable[..., list[Position]]) -> None:
-    searcher = Searcher(hash_mb=8)
+    searcher = Searcher(EngineSettings(hash_mb=8, egdb_path=""))
     long_lines = 0
     for p in random_positions(40, 31) + [Position.start()]:
         searcher.new_game()
@@ -483,7 +485,7 @@ def test_principal_variation_is_a_legal_line(random_positions: Callable[..., lis
 
 def test_stop_sent_right_after_start_is_not_lost() -> None:
     """start() clears old requests in the caller's thread, so an immediate stop ends the search."""
-    searcher = Searcher(hash_mb=1)
+    searcher = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     results: list[Result | None] = []
     for _ in range(5):
         thread = searcher.start(Board(), Limits(infinite=True), None,
@@ -495,7 +497,7 @@ def test_stop_sent_right_after_start_is_not_lost() -> None:
 
 
 def test_ponder_hit_sent_right_after_start_puts_the_search_on_the_clock() -> None:
-    searcher = Searcher(hash_mb=1)
+    searcher = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     done = threading.Event()
     thread = searcher.start(Board(), Limits(ponder=True, move_time=0.1), None, lambda result, error: done.set())
     searcher.ponder_hit()

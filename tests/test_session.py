@@ -11,11 +11,13 @@ from collections.abc import Callable
 
 import pytest
 
+from dataclasses import replace
+from pedina.settings import EngineSettings
 from pedina import Board
 from pedina.search import Info, Result, Searcher
 from pedina.session import CANCEL_POLL, JOIN_TIMEOUT, Answer, Session
 from pedina.timeman import GRACE, Limits, time_budget
-from stub_searchers import ScriptedSearcher
+from stub_searchers import STUB_SETTINGS, ScriptedSearcher
 
 #: Scheduling slack for the assertions on a shared, loaded machine (seconds).
 SLACK = 0.05
@@ -27,8 +29,8 @@ class StubbornSearcher(ScriptedSearcher):
     delay = 3.0
     made = 0
 
-    def __init__(self, hash_mb: int = 1) -> None:
-        super().__init__(hash_mb)
+    def __init__(self, settings: EngineSettings = STUB_SETTINGS) -> None:
+        super().__init__(settings)
         StubbornSearcher.made += 1
 
     def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
@@ -64,7 +66,7 @@ def collect(session: Session, board: Board, limits: Limits) -> tuple[list[Answer
 
 
 def test_a_real_search_answers_once_with_a_legal_move_and_ponder() -> None:
-    session = Session(book=False, hash_mb=4)
+    session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
     board = Board()
     answers, events = collect(session, board, Limits(depth=5))
     assert session.wait_idle(10)
@@ -76,7 +78,7 @@ def test_a_real_search_answers_once_with_a_legal_move_and_ponder() -> None:
 
 
 def test_a_position_without_moves_gets_a_moveless_answer_at_once() -> None:
-    session = Session(book=False, hash_mb=4)
+    session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
     answers, _ = collect(session, Board("B:W21,25:B"), Limits(move_time=1.0))  # Black has no piece
     assert answers == [Answer(None, None, None)]
     assert not session.busy
@@ -84,7 +86,7 @@ def test_a_position_without_moves_gets_a_moveless_answer_at_once() -> None:
 
 def test_a_searcher_ignoring_stop_is_answered_for_by_the_deadline_and_replaced() -> None:
     StubbornSearcher.made = 0
-    session = Session(book=False, hash_mb=1, searcher_factory=StubbornSearcher)
+    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=StubbornSearcher)
     board = Board()
     limits = Limits(move_time=0.3)
     budget = time_budget(limits)
@@ -111,13 +113,13 @@ def test_a_failing_or_lying_searcher_still_gives_a_legal_move() -> None:
     board = Board("W:W21-32:B1-12")
     for factory in (FailingSearcher, IllegalSearcher):
         notes: list[str] = []
-        session = Session(book=False, hash_mb=1, searcher_factory=factory, report=notes.append)
+        session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=factory, report=notes.append)
         answer = session.think(board, Limits(depth=3))
         assert answer.move in board.legal_moves() and notes
 
 
 def test_ponder_runs_until_the_hit_then_on_the_clock() -> None:
-    session = Session(book=False, hash_mb=4)
+    session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
     answers, _ = collect(session, Board(), Limits(move_time=0.2, ponder=True))
     time.sleep(0.4)
     assert not answers  # pondering: the clock has not started
@@ -129,17 +131,18 @@ def test_ponder_runs_until_the_hit_then_on_the_clock() -> None:
 
 def test_settings_reach_a_replacement_searcher() -> None:
     StubbornSearcher.made = 0
-    session = Session(book=False, hash_mb=1, searcher_factory=StubbornSearcher)
-    session.configure(multipv=3, skill=7, seed=11)
+    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=StubbornSearcher)
+    session.configure(replace(session.settings, multipv=3, skill=7, seed=11))
     collect(session, Board(), Limits(move_time=0.05))
     assert session.wait_idle(1.0)
     fresh = session.searcher  # the stub is still asleep: replaced
     assert StubbornSearcher.made == 2
-    assert (fresh.multipv, fresh.skill, fresh.seed, fresh.hash_mb) == (3, 7, 11, 1)
+    assert isinstance(fresh, StubbornSearcher)
+    assert fresh.settings == EngineSettings(hash_mb=1, multipv=3, skill=7, seed=11, book=False, egdb_path="")
 
 
 def test_a_new_go_stops_and_answers_the_running_one_first() -> None:
-    session = Session(book=False, hash_mb=4)
+    session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
     first, _ = collect(session, Board(), Limits(infinite=True))
     time.sleep(0.1)
     second, _ = collect(session, Board(), Limits(depth=2))
@@ -148,7 +151,7 @@ def test_a_new_go_stops_and_answers_the_running_one_first() -> None:
 
 
 def test_callbacks_never_overlap_and_nothing_follows_the_answer() -> None:
-    session = Session(book=False, hash_mb=4)
+    session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
     inside = threading.Lock()
     order: list[str] = []
 
@@ -171,7 +174,7 @@ def test_callbacks_never_overlap_and_nothing_follows_the_answer() -> None:
                                     Limits(clock=0.5, inc=0.01)])
 def test_think_answers_every_kind_of_limit(limits: Limits) -> None:
     board = Board()
-    answer = Session(book=False, hash_mb=4).think(board, limits)
+    answer = Session(EngineSettings(hash_mb=4, book=False, egdb_path="")).think(board, limits)
     assert answer.move in board.legal_moves()
 
 
@@ -184,7 +187,7 @@ def test_think_stops_an_unbounded_search_when_cancelled(set_before: bool) -> Non
     else:
         threading.Timer(0.3, cancel.set).start()
     started = time.perf_counter()
-    answer = Session(book=False, hash_mb=4).think(board, Limits(infinite=True), cancel=cancel)
+    answer = Session(EngineSettings(hash_mb=4, book=False, egdb_path="")).think(board, Limits(infinite=True), cancel=cancel)
     waited = time.perf_counter() - started
     assert answer.move in board.legal_moves()
     assert waited < (0 if set_before else 0.3) + CANCEL_POLL + GRACE + 1.0  # an unbounded search never returns by itself
@@ -196,19 +199,20 @@ def test_settle_freezes_the_hash_table_for_the_process_life() -> None:
     its own: freezing is for the process's life."""
     code = textwrap.dedent("""
         import gc
-        from pedina import Board
+        from dataclasses import replace
+        from pedina import Board, EngineSettings
         from pedina.session import Session
         from pedina.timeman import Limits
 
         def frozen(table):
             return gc.is_tracked(table) and not any(o is table for o in gc.get_objects())
 
-        session = Session(hash_mb=1)
+        session = Session(EngineSettings(hash_mb=1, egdb_path=""))
         session.settle()
         lists = session.searcher.tt.lists
         assert all(frozen(table) for table in lists)
         session.new_game()
-        session.configure(hash_mb=2)
+        session.configure(replace(session.settings, hash_mb=2))
         session.think(Board(), Limits(depth=3))
         session.new_game()
         assert set(map(id, session.searcher.tt.lists)) == set(map(id, lists))
@@ -224,7 +228,7 @@ def test_a_slow_answer_callback_is_no_late_searcher() -> None:
     watchdog's deadline: the watchdog must not report a searcher that did not return (it did,
     about one time in four, when it woke between the answer and the searcher's end)."""
     notes: list[str] = []
-    session = Session(book=False, searcher_factory=ScriptedSearcher, report=notes.append)
+    session = Session(EngineSettings(book=False, egdb_path=""), searcher_factory=ScriptedSearcher, report=notes.append)
     answers: list[Answer] = []
 
     def slow(answer: Answer) -> None:

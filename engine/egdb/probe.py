@@ -46,6 +46,26 @@ def shipped_directory() -> str:
     return str(importlib.resources.files("pedina.egdb").joinpath(SHIPPED_FOLDER))
 
 
+class EndgameTablesError(ValueError):
+    """A folder named for endgame tables that holds no complete set of them."""
+
+
+def open_endgame_tables(directory: str) -> EndgameDatabase | None:
+    """The endgame tables in ``directory`` (``None`` for the empty string: none), or
+    :class:`EndgameTablesError` when the folder holds no complete set of tables. The
+    shipped tables' folder gives ``None`` in an install that has none."""
+    if not directory:
+        return None
+    if directory == shipped_directory():
+        return shipped_database()
+    if not os.path.isdir(directory):
+        raise EndgameTablesError(f"no such folder of endgame tables: {directory}")
+    database = EndgameDatabase(directory)
+    if database.pieces:
+        return database
+    raise EndgameTablesError(f"{directory} holds no complete set of tables (see `pedina egdb build`)")
+
+
 def shipped_database() -> EndgameDatabase | None:
     """A new :class:`EndgameDatabase` over the shipped tables, or ``None`` when this install
     has none. New at each call: a database's open files are read by one thread at a time."""

@@ -24,7 +24,8 @@ from typing import Callable, TextIO
 from pedina.board import Board, Outcome
 from pedina.pdn import write_game
 from pedina.position import Position
-from pedina.search import EndgameTables, Searcher
+from pedina.search import DEFAULT_SETTINGS, Searcher
+from pedina.settings import EngineSettings
 from pedina.session import Answer, Session, SupportsSearch
 from pedina.timeman import Limits
 from pedina.protocol.pdnfile import PdnOut
@@ -99,11 +100,10 @@ class DxpFollower:
     settles its session (:meth:`pedina.session.Session.settle`).
     """
 
-    def __init__(self, *, hash_mb: int = 64, log: TextIO | None = None, status: TextIO | None = None,
-                 time_margin: float = 1.0, move_time: float = 1.0, message_gap: float = MESSAGE_GAP,
-                 searcher_factory: Callable[[int], SupportsSearch] = Searcher, pdnout: PdnOut | None = None,
-                 book: bool = True, book_variety: int = 0, egdb: EndgameTables | None = None,
-                 resident: bool = False) -> None:
+    def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, *, log: TextIO | None = None,
+                 status: TextIO | None = None, time_margin: float = 1.0, move_time: float = 1.0,
+                 message_gap: float = MESSAGE_GAP, searcher_factory: Callable[[EngineSettings], SupportsSearch] = Searcher,
+                 pdnout: PdnOut | None = None, resident: bool = False) -> None:
         self.pdnout = pdnout
         self.time_margin = time_margin
         self.move_time = move_time
@@ -112,9 +112,7 @@ class DxpFollower:
         # The session reports from its own threads: one line at a time in the log.
         self._log_lock = threading.Lock()
         self._status = status
-        self._session = Session(hash_mb=hash_mb, searcher_factory=searcher_factory, report=self._event)
-        self._session.use_database(egdb)
-        self._session.configure(book=book, book_variety=book_variety)
+        self._session = Session(settings, searcher_factory=searcher_factory, report=self._event)
         if resident:
             self._session.settle()
         self._searches = 0                # searches started, numbering their answers

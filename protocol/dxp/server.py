@@ -12,10 +12,10 @@ import sys
 
 import click
 
-from pedina.protocol.book_command import book_options
+from pedina.settings import EngineSettings
 from pedina.protocol.cli import open_log
 from pedina.protocol.dxp.follower import DxpFollower
-from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.engine_options import engine_options
 from pedina.protocol.interrupts import sigterm_as_keyboard_interrupt
 from pedina.protocol.pdnfile import PdnOut
 
@@ -48,8 +48,6 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
               help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
               help="TCP port (0: a free one, shown at start).")
-@click.option("--hash", "hash_mb", type=click.IntRange(1, 4096), default=64, show_default=True,
-              help="Hash table size in MB.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
               help="Append every message both ways, with timestamps, to this file.")
 @click.option("--time-margin", type=click.FloatRange(0.0, 60.0), default=1.0, show_default=True,
@@ -58,17 +56,15 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
               help="Seconds a move when the GAMEREQ gives 0 minutes (no clock).")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file as it ends.")
-@egdb_option
-@book_options
-def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: float, move_time: float,
-        pdn_path: str | None, egdb_dir: str | None, no_egdb: bool, no_book: bool, book_variety: int) -> None:
+@engine_options(only=("hash_mb", "skill", "seed", "egdb_path", "book", "book_variety"))
+def dxp(host: str, port: int, log_path: str | None, time_margin: float, move_time: float, pdn_path: str | None,
+        settings: EngineSettings) -> None:
     """Play DamExchange (DXP) games over TCP as a listening Follower.
 
     An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
     GAMEREQ; Pedina plays the colour asked, on its own clock of the GAMEREQ's
     minutes. Connections are served one after the other until Ctrl-C.
     """
-    egdb = open_egdb(egdb_dir, no_egdb)
     log = open_log(log_path)
     pdnout = PdnOut.open_option(pdn_path)
     try:
@@ -81,9 +77,8 @@ def dxp(host: str, port: int, hash_mb: int, log_path: str | None, time_margin: f
                 stream.close()
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
     try:
-        follower = DxpFollower(hash_mb=hash_mb, log=log, status=sys.stdout, time_margin=time_margin, egdb=egdb,
-                               move_time=move_time, pdnout=pdnout, book=not no_book, book_variety=book_variety,
-                               resident=True)
+        follower = DxpFollower(settings, log=log, status=sys.stdout, time_margin=time_margin, move_time=move_time,
+                               pdnout=pdnout, resident=True)
         bound = listener.getsockname()
         click.echo(f"pedina dxp: listening on {bound[0]}:{bound[1]} (Ctrl-C to stop)")
         sys.stdout.flush()

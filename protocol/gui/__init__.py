@@ -13,9 +13,13 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import sys
+from dataclasses import replace
 
 import click
 
+from pedina.settings import EngineSettings
+from pedina.protocol.engine_options import engine_options
+from pedina.protocol.hub import hub_parameters
 from pedina.protocol.match.game import EngineSpec, TimeControl
 from pedina.protocol.match.options import MatchCommand, MatchError, engine_spec, parse_pairs
 
@@ -61,13 +65,19 @@ def missing_web_stack() -> list[str]:
 @click.option("--port", type=click.IntRange(0, 65535), default=0,
               help="Port to listen on (default: a free one).")
 @click.option("--no-browser", is_flag=True, help="Only print the address; do not open a browser.")
-def gui(engines: tuple[str, ...], host: str, port: int, no_browser: bool) -> None:
+@engine_options()
+def gui(engines: tuple[str, ...], host: str, port: int, no_browser: bool, settings: EngineSettings) -> None:
     """Play and analyse in the browser, against any Hub engine.
 
     Starts a local web server, prints its address (with a random token that every request
-    needs) and opens it in the browser. Ctrl-C stops the server and its engines.
+    needs) and opens it in the browser. Ctrl-C stops the server and its engines. The
+    engine options set Pedina's own engine (an --engine takes option.NAME=VALUE instead).
     """
-    specs = gui_engines(engines)
+    parameters = hub_parameters(settings)
+    if engines and parameters:
+        raise click.UsageError("the engine options set Pedina's own engine: with --engine, give "
+                               "option.NAME=VALUE in its --engine")
+    specs = gui_engines(engines) if engines else [replace(DEFAULT_ENGINE, options=parameters)]
     missing = missing_web_stack()
     if missing:
         raise click.ClickException(

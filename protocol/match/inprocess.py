@@ -16,6 +16,7 @@ from typing import Callable
 
 from pedina.board import Board
 from pedina.evaluate import Evaluator, default_evaluator
+from pedina.settings import EngineSettings
 from pedina.move import Move
 from pedina.movegen import generate_captures
 from pedina.position import Position
@@ -33,14 +34,14 @@ SELFPLAY_MAX_PLIES = 200
 class Player:
     """A search session with the limits it plays each move under."""
 
-    engine: Session
+    session: Session
     limits: Limits
     name: str = "player"
 
 
 def choose_move(player: Player, board: Board) -> Move:
     """The move ``player`` plays in ``board``, whose game is not over."""
-    move = player.engine.think(board, player.limits).move
+    move = player.session.think(board, player.limits).move
     if move is None:  # cannot happen while the side to move has a legal move
         raise RuntimeError(f"no move found in {board.position.fen()}")
     return move
@@ -57,8 +58,8 @@ def play_searcher_game(white: Player, black: Player, opening: list[Move], max_pl
     board = Board(start)
     for move in opening:
         board.push(move)
-    white.engine.new_game()
-    black.engine.new_game()
+    white.session.new_game()
+    black.session.new_game()
     while True:
         outcome = board.outcome()
         if outcome is not None:
@@ -106,7 +107,7 @@ def selfplay_game(rng: random.Random, player: Player) -> tuple[list[str], float]
     :data:`SELFPLAY_MAX_PLIES` plies.
     """
     board = Board()
-    player.engine.new_game()
+    player.session.new_game()
     for _ in range(rng.randint(4, 8)):
         moves = board.legal_moves()
         if not moves:
@@ -137,7 +138,7 @@ def numbered_selfplay_game(seed: int, number: int, depth: int, shipped: bool = F
     hand-set evaluation (``shipped``: the evaluation the engine plays with) and no opening book,
     so the game is the same wherever and in whatever order it is played."""
     evaluator = default_evaluator() if shipped else Evaluator()
-    session = Session(hash_mb=16, searcher_factory=lambda mb: Searcher(mb, evaluator=evaluator))
-    session.configure(book=False)
+    settings = EngineSettings(hash_mb=16, egdb_path="", book=False)
+    session = Session(settings, searcher_factory=lambda chosen: Searcher(chosen, evaluator=evaluator))
     player = Player(session, Limits(depth=depth))
     return selfplay_game(random.Random(f"selfplay {seed} {number}"), player)

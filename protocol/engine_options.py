@@ -1,0 +1,87 @@
+"""The engine's settings on the command line: one decorator for every command that searches.
+
+:func:`engine_options` adds one option for each row of :data:`pedina.settings.SETTINGS`
+(``--hash``, ``--multipv``, ``--skill``, ``--seed``, ``--egdb DIR``/``--no-egdb``,
+``--book/--no-book``, ``--book-variety``) and hands the command a single ``settings``
+argument, an :class:`~pedina.settings.EngineSettings`. A command that has no use for
+some settings names the ones it takes; one that needs another default (``pedina bench``
+probes no endgame tables unless told) says so; every other default is the settings'.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
+
+import click
+
+from pedina.egdb import EndgameTablesError, open_endgame_tables
+from pedina.settings import SETTINGS, EngineSettings, Setting, value_type
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+#: The ``--egdb`` help's note on its default, for a command that probes the shipped tables.
+_SHIPPED = "the tables shipped with Pedina"
+
+
+def _parameter(row: Setting) -> str:
+    return f"setting_{row.field}"
+
+
+def _options(row: Setting, default: object) -> list[Callable[[Any], Any]]:
+    """The click options of one setting, with the default the command gives it."""
+    name = _parameter(row)
+    kind = value_type(row.field)
+    if kind is bool:
+        flag = row.option.removeprefix("--")
+        return [click.option(f"--{flag}/--no-{flag}", name, default=default, show_default=True, help=row.help)]
+    if kind is int:
+        return [click.option(row.option, name, type=click.IntRange(row.low, row.high), default=default,
+                             show_default=True, help=row.help)]
+    # A folder, or none: ``--no-X`` says none, and giving neither keeps the default.
+    shown = _SHIPPED if default == EngineSettings().egdb_path else (default or "none")
+    return [click.option(row.option, name, type=click.Path(file_okay=False), default=None, metavar="DIR",
+                         help=f"{row.help} [default: {shown}]"),
+            click.option(f"--no-{row.option.removeprefix('--')}", f"{name}_none", is_flag=True, help=row.none_help)]
+
+
+def engine_options(only: Collection[str] | None = None, **defaults: object) -> Callable[[Command], Command]:
+    """Give a click command an option for each engine setting (or for the fields in ``only``),
+    with the settings' defaults unless ``defaults`` names others, and call it with one
+    ``settings`` keyword argument instead of the options' values."""
+    rows = [row for row in SETTINGS if only is None or row.field in only]
+    base = EngineSettings().with_values(defaults)
+
+    def decorate(command: Command) -> Command:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            chosen: dict[str, object] = {}
+            for row in rows:
+                value = kwargs.pop(_parameter(row))
+                if value_type(row.field) is str:
+                    if kwargs.pop(_parameter(row) + "_none"):
+                        if value is not None:
+                            raise click.UsageError(f"{row.option} and --no-{row.option.removeprefix('--')} "
+                                                   "contradict each other")
+                        value = ""
+                    if value is None:
+                        continue
+                chosen[row.field] = value
+            settings = base.with_values(chosen)
+            try:
+                open_endgame_tables(settings.egdb_path)
+            except EndgameTablesError as error:
+                raise click.BadParameter(str(error), param_hint="--egdb") from None
+            return command(*args, settings=settings, **kwargs)
+
+        decorated: Callable[..., Any] = run
+        for row in reversed(rows):
+            for option in reversed(_options(row, getattr(base, row.field))):
+                decorated = option(decorated)
+        return decorated  # type: ignore[return-value]
+
+    return decorate
+
+
+__all__ = ["engine_options"]

@@ -1,0 +1,153 @@
+"""Engine settings declared once: the value, the Hub parameters and the command line's options
+all come from :data:`pedina.settings.SETTINGS`."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import fields, replace
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from pedina import Board, EngineSettings, Limits, Session
+from pedina.egdb import EndgameTablesError, shipped_directory
+from pedina.protocol.cli import main
+from pedina.protocol.hub import HubServer, declared_params, hub_parameters
+from pedina.protocol.hubline import parse_line
+from pedina.settings import SETTINGS, value_type
+from stub_searchers import STUB_SETTINGS, ScriptedSearcher
+
+#: Every command that searches, as ``pedina`` names it: each takes its engine options from one decorator.
+SEARCHING_COMMANDS = (("play",), ("analyze",), ("demo",), ("dxp",), ("bench",), ("book", "build"), ("gui",),
+                      ("hub",))
+
+
+class SettingsRecorder(ScriptedSearcher):
+    """A stub that keeps every searcher it makes, to read the settings each was given."""
+
+    made: list[SettingsRecorder] = []
+
+    def __init__(self, settings: EngineSettings = STUB_SETTINGS) -> None:
+        super().__init__(settings)
+        SettingsRecorder.made.append(self)
+
+
+def command(path: tuple[str, ...]) -> click.Command:
+    ctx = click.Context(main)
+    found: click.Command | None = main
+    for name in path:
+        assert isinstance(found, click.Group)
+        ctx = click.Context(found, parent=ctx, info_name=name)
+        found = found.get_command(ctx, name)
+    assert found is not None
+    return found
+
+
+def option(cmd: click.Command, flag: str) -> click.Option:
+    for param in cmd.params:
+        if isinstance(param, click.Option) and flag in param.opts + param.secondary_opts:
+            return param
+    raise AssertionError(f"{cmd.name} has no {flag}")
+
+
+def test_every_field_has_one_row_and_the_defaults_are_valid() -> None:
+    assert [row.field for row in SETTINGS] == [item.name for item in fields(EngineSettings)]
+    assert EngineSettings().egdb_path == shipped_directory()
+    assert len({row.hub_name for row in SETTINGS}) == len(SETTINGS)
+    assert len({row.option for row in SETTINGS}) == len(SETTINGS)
+
+
+@pytest.mark.parametrize("changes, named", [({"hash_mb": 0}, "hash_mb"), ({"skill": 21}, "skill"),
+                                            ({"multipv": "3"}, "multipv"), ({"book": 1}, "book"),
+                                            ({"seed": -1}, "seed"), ({"egdb_path": None}, "egdb_path")])
+def test_a_bad_value_is_refused_naming_the_field(changes: dict[str, object], named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        EngineSettings().with_values(changes)
+
+
+def test_the_hub_declares_every_setting_with_its_bounds_and_the_starting_value() -> None:
+    settings = EngineSettings(hash_mb=8, skill=13, book=False, egdb_path="")
+    params = declared_params(settings)
+    for row in SETTINGS:
+        param = params[row.hub_name]
+        assert param.field == row.field
+        assert param.parse(param.default) == getattr(settings, row.field)
+        if value_type(row.field) is int:
+            assert (param.low, param.high) == (row.low, row.high)
+    assert set(params) == {row.hub_name for row in SETTINGS} | {"variant", "ponder"}
+    assert hub_parameters(settings) == {"tt-size": "8", "skill": "13", "book": "false", "egdb-path": ""}
+
+    output = io.StringIO()
+    HubServer(output, settings=settings, searcher_factory=ScriptedSearcher).run(["hub"])
+    announced = [dict(parse_line(line)[1]) for line in output.getvalue().splitlines() if line.startswith("param ")]
+    declared = {pairs["name"]: pairs["value"] for pairs in announced}
+    assert declared["tt-size"] == "8" and declared["skill"] == "13" and declared["book"] == "false"
+
+
+def test_set_param_reaches_the_searcher_through_the_settings() -> None:
+    SettingsRecorder.made = []
+    output = io.StringIO()
+    lines = ["hub", "set-param name=tt-size value=3", "set-param name=multipv value=4", "set-param name=skill value=9",
+             "set-param name=seed value=77", "set-param name=book value=false", "set-param name=book-variety value=5",
+             'set-param name=egdb-path value=""', "init"]
+    HubServer(output, settings=STUB_SETTINGS, searcher_factory=SettingsRecorder).run(lines)
+    assert "error" not in output.getvalue()
+    assert [searcher.settings for searcher in SettingsRecorder.made] == [
+        EngineSettings(hash_mb=3, multipv=4, skill=9, seed=77, egdb_path="", book=False, book_variety=5)]
+    assert SettingsRecorder.made[0].prepared == 1  # init readies the searcher before the first go
+
+
+def test_a_folder_without_tables_is_refused_and_the_earlier_tables_stay(tmp_path: Path) -> None:
+    output = io.StringIO()
+    engine = HubServer(output, settings=STUB_SETTINGS, searcher_factory=SettingsRecorder)
+    engine.run(["hub", f"set-param name=egdb-path value={tmp_path}", "init"])
+    lines = output.getvalue().splitlines()
+    assert any(line.startswith("error ") and "egdb-path" in line and "no complete set" in line for line in lines)
+    assert lines[-1] == "ready"
+    assert SettingsRecorder.made[-1].settings.egdb_path == ""
+
+
+def test_the_session_refuses_a_folder_without_tables_and_keeps_its_settings(tmp_path: Path) -> None:
+    with pytest.raises(EndgameTablesError):
+        Session(EngineSettings(egdb_path=str(tmp_path)))
+    session = Session(STUB_SETTINGS, searcher_factory=ScriptedSearcher)
+    with pytest.raises(EndgameTablesError):
+        session.configure(replace(session.settings, egdb_path=str(tmp_path / "missing")))
+    assert session.settings == STUB_SETTINGS
+    answer = session.think(Board(), Limits(depth=1))
+    assert answer.move is not None
+
+
+@pytest.mark.parametrize("path", SEARCHING_COMMANDS, ids=" ".join)
+def test_every_searching_command_has_the_one_hash_default(path: tuple[str, ...]) -> None:
+    hash_option = option(command(path), "--hash")
+    assert hash_option.default == EngineSettings().hash_mb
+    assert isinstance(hash_option.type, click.IntRange)
+    assert (hash_option.type.min, hash_option.type.max) == (SETTINGS[0].low, SETTINGS[0].high)
+
+
+def test_bench_probes_no_tables_unless_told() -> None:
+    bench = command(("bench",))
+    assert option(bench, "--egdb").default is None and "[default: none]" in (option(bench, "--egdb").help or "")
+    assert "the tables shipped" in (option(command(("play",)), "--egdb").help or "")
+
+
+def test_the_options_make_one_settings_value_and_refuse_contradictions(tmp_path: Path) -> None:
+    runner = CliRunner()
+    both = runner.invoke(main, ["analyze", "W:W21-32:B1-12", "--depth", "1", "--egdb", str(tmp_path), "--no-egdb"])
+    assert both.exit_code == 2 and "contradict" in both.output
+    empty = runner.invoke(main, ["analyze", "W:W21-32:B1-12", "--depth", "1", "--egdb", str(tmp_path)])
+    assert empty.exit_code == 2 and "no complete set of tables" in empty.output
+    weak = runner.invoke(main, ["analyze", "W:W21-32:B1-12", "--depth", "2", "--multipv", "2", "--no-egdb",
+                                "--hash", "2", "--json"])
+    assert weak.exit_code == 0, weak.output
+    assert '"multipv": 2' in weak.output
+    assert runner.invoke(main, ["play", "--skill", "21"]).exit_code == 2
+
+
+def test_gui_engine_options_set_pedinas_own_engine_only() -> None:
+    runner = CliRunner()
+    refused = runner.invoke(main, ["gui", "--engine", "cmd=pedina hub", "--skill", "3", "--no-browser"])
+    assert refused.exit_code == 2 and "option.NAME=VALUE" in refused.output
