@@ -103,6 +103,13 @@ class SupportsSearch(Protocol):
     def ponder_hit(self) -> None: ...
 
 
+def check_settings(settings: EngineSettings) -> None:
+    """Raise :class:`ValueError` (:class:`~pedina.egdb.EndgameTablesError`) when ``settings``
+    name what cannot be used, so that a mistake is said when the settings are given, not at
+    the first search."""
+    open_endgame_tables(settings.egdb_path)
+
+
 class _SearchJob:
     """One ``go``: what it searches, how it is bounded, and what it has said so far."""
 
@@ -148,7 +155,7 @@ class Session:
     def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, *,
                  searcher_factory: Callable[[EngineSettings], SupportsSearch] = Searcher,
                  report: Callable[[str], None] | None = None) -> None:
-        open_endgame_tables(settings.egdb_path)  # a bad folder is refused now, not at the first go
+        check_settings(settings)  # a bad folder is refused now, not at the first go
         self._settings = settings
         self._book: Book | None = None  # None: the shipped book, loaded when first needed
         self._book_rng = random.Random(settings.seed)
@@ -173,7 +180,7 @@ class Session:
         if self._searcher is not None:
             self._searcher.configure(settings)
         else:
-            open_endgame_tables(settings.egdb_path)
+            check_settings(settings)
         if settings.seed != self._settings.seed:
             self._book_rng = random.Random(settings.seed)
         self._settings = settings
@@ -182,11 +189,10 @@ class Session:
         """Make the searcher, open its endgame tables and read the book now: an engine does
         it before its first search, whose clock would otherwise pay for them."""
         self.searcher.prepare()
-        if self._settings.book and self._book is None:
-            try:
-                shipped_book()
-            except (OSError, ValueError):
-                pass  # said at the first go that needs it, which then searches
+        try:
+            self.opening_book()
+        except (OSError, ValueError):
+            pass  # said at the first go that needs it, which then searches
 
     def settle(self) -> None:
         """:meth:`prepare`, then move everything alive out of the cycle collector's reach
@@ -198,6 +204,13 @@ class Session:
         self.prepare()
         gc.collect()
         gc.freeze()
+
+    def opening_book(self) -> Book | None:
+        """The book the engine plays from (``None`` while the ``book`` setting is off), read on
+        first need: raises :class:`~pedina.book.BookError` or :class:`OSError` when it cannot be."""
+        if not self._settings.book:
+            return None
+        return self._book if self._book is not None else shipped_book()
 
     def use_book(self, book: Book | None) -> None:
         """Play from ``book`` (``None``: the shipped book) while the ``book`` setting is on."""
@@ -304,10 +317,12 @@ class Session:
         ``True`` when it did."""
         limits = job.limits
         settings = self._settings
-        if not settings.book or limits.ponder or limits.analysis or limits.infinite or settings.skill < 20:
+        if limits.ponder or limits.analysis or limits.infinite or settings.skill < 20:
             return False
         try:
-            book = self._book if self._book is not None else shipped_book()
+            book = self.opening_book()
+            if book is None:
+                return False
             choice = book.choose(job.board, settings.book_variety, self._book_rng)
             if choice is None:
                 return False
@@ -405,4 +420,4 @@ class Session:
             self._report(text)
 
 
-__all__ = ["Answer", "BOOK_DEPTH", "CANCEL_POLL", "JOIN_TIMEOUT", "Session", "SupportsSearch"]
+__all__ = ["Answer", "BOOK_DEPTH", "CANCEL_POLL", "JOIN_TIMEOUT", "Session", "SupportsSearch", "check_settings"]

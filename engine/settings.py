@@ -36,7 +36,11 @@ class Setting:
     help: str
     low: int = 0
     high: int = 0
-    #: For a text setting, what its empty value means (the command line's ``--no-`` option).
+    #: For a text setting: what its value names on the command line (``DIR``, ``FILE``), how its
+    #: default reads in the help, and what its empty value means when that is not the default
+    #: (the help of a ``--no-`` option).
+    metavar: str = ""
+    default_help: str = ""
     none_help: str = ""
 
 
@@ -47,7 +51,7 @@ SETTINGS: Final = (
     Setting("skill", "skill", "--skill", "Playing strength, 0 (weakest) to 20 (full strength).", 0, 20),
     Setting("seed", "seed", "--seed", "Seed of the weakened engine's and the book's draws.", 0, 2**31 - 1),
     Setting("egdb_path", "egdb-path", "--egdb", "Probe the endgame tables in this folder (see `pedina egdb`).",
-            none_help="Probe no endgame tables."),
+            metavar="DIR", default_help="the tables shipped with Pedina", none_help="Probe no endgame tables."),
     Setting("book", "book", "--book", "Use the opening book: play its moves (an analysis marks them)."),
     Setting("book_variety", "book-variety", "--book-variety",
             "Play any book move within this many hundredths of a man of the best one.", 0, MAX_VARIETY),

@@ -52,7 +52,7 @@ import click
 
 from pedina import __version__
 from pedina.board import Board, Outcome
-from pedina.book import Book, BookError, shipped_book
+from pedina.book import Book, BookError
 from pedina.move import Move
 from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
 from pedina.position import Position, PositionError
@@ -397,7 +397,6 @@ class AnalysisSettings:
     annotate: str | None
     plot: str | None
     thresholds: Thresholds
-    book: Book | None = None  # the played moves found in it are marked
 
 
 def _emit(stream: TextIO, text: str) -> None:
@@ -410,6 +409,10 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
     for; ``False`` when interrupted (the outputs then hold what was finished)."""
     out = sys.stdout
     session = Session(settings.engine_settings)
+    try:
+        book = session.opening_book()  # the played moves found in it are marked
+    except (OSError, BookError) as error:
+        raise click.ClickException(f"the opening book cannot be read: {error}") from None
     annotated: IO[str] | None = None
     if settings.annotate is not None:
         try:
@@ -448,7 +451,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                     if interruption.is_set():
                         break  # this position's search was cut short: it is not reported as analysed
                     played = moves[ply] if ply < len(moves) else None
-                    item = Analysed(ply, board.position, played, lines, outcome, _in_book(settings.book, board, played))
+                    item = Analysed(ply, board.position, played, lines, outcome, _in_book(book, board, played))
                     analysed.append(item)
                     if settings.table:
                         label = move_label(ply, subject.board.start.white_to_move)
@@ -576,8 +579,7 @@ def analyze(target: str, depth: int | None, move_time: float | None, as_json: bo
               else Limits(move_time=move_time or 1.0, analysis=True))
     request = AnalysisSettings(limits, settings, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
                                plot_path, Thresholds(round(better_line * 100), round(mistake * 100),
-                                                     round(blunder * 100)),
-                               shipped_book() if settings.book else None)
+                                                     round(blunder * 100)))
     if not run_analysis(kind, subjects, request):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

@@ -16,14 +16,10 @@ from typing import Any, TypeVar
 
 import click
 
-from pedina.egdb import EndgameTablesError, open_endgame_tables
+from pedina.session import check_settings
 from pedina.settings import SETTINGS, EngineSettings, Setting, value_type
 
 Command = TypeVar("Command", bound=Callable[..., Any])
-
-#: The ``--egdb`` help's note on its default, for a command that probes the shipped tables.
-_SHIPPED = "the tables shipped with Pedina"
-
 
 def _parameter(row: Setting) -> str:
     return f"setting_{row.field}"
@@ -39,11 +35,13 @@ def _options(row: Setting, default: object) -> list[Callable[[Any], Any]]:
     if kind is int:
         return [click.option(row.option, name, type=click.IntRange(row.low, row.high), default=default,
                              show_default=True, help=row.help)]
-    # A folder, or none: ``--no-X`` says none, and giving neither keeps the default.
-    shown = _SHIPPED if default == EngineSettings().egdb_path else (default or "none")
-    return [click.option(row.option, name, type=click.Path(file_okay=False), default=None, metavar="DIR",
-                         help=f"{row.help} [default: {shown}]"),
-            click.option(f"--no-{row.option.removeprefix('--')}", f"{name}_none", is_flag=True, help=row.none_help)]
+    # Giving neither the option nor its ``--no-`` form keeps the default.
+    flag = row.option.removeprefix("--")
+    shown = row.default_help if default == getattr(EngineSettings(), row.field) else default or "none"
+    options = [click.option(row.option, name, default=None, metavar=row.metavar, help=f"{row.help} [default: {shown}]")]
+    if row.none_help:
+        options.append(click.option(f"--no-{flag}", f"{name}_none", is_flag=True, help=row.none_help))
+    return options
 
 
 def engine_options(only: Collection[str] | None = None, **defaults: object) -> Callable[[Command], Command]:
@@ -60,7 +58,7 @@ def engine_options(only: Collection[str] | None = None, **defaults: object) -> C
             for row in rows:
                 value = kwargs.pop(_parameter(row))
                 if value_type(row.field) is str:
-                    if kwargs.pop(_parameter(row) + "_none"):
+                    if kwargs.pop(_parameter(row) + "_none", False):
                         if value is not None:
                             raise click.UsageError(f"{row.option} and --no-{row.option.removeprefix('--')} "
                                                    "contradict each other")
@@ -70,9 +68,9 @@ def engine_options(only: Collection[str] | None = None, **defaults: object) -> C
                 chosen[row.field] = value
             settings = base.with_values(chosen)
             try:
-                open_endgame_tables(settings.egdb_path)
-            except EndgameTablesError as error:
-                raise click.BadParameter(str(error), param_hint="--egdb") from None
+                check_settings(settings)
+            except ValueError as error:
+                raise click.BadParameter(str(error)) from None
             return command(*args, settings=settings, **kwargs)
 
         decorated: Callable[..., Any] = run
