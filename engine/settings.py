@@ -28,9 +28,12 @@ MAX_VARIETY: Final = 200
 @dataclass(frozen=True)
 class Setting:
     """One setting: the :class:`EngineSettings` field it is, the Hub parameter and command-line
-    option that set it, and for a number its bounds."""
+    option that set it, and for a number its bounds. ``group`` says what it is about, for a
+    command to leave out what it has no use for: ``search`` (every search), ``lines`` (the
+    lines reported), ``play`` (how the move played is chosen) or ``book``."""
 
     field: str
+    group: str
     hub_name: str
     option: str
     help: str
@@ -46,14 +49,14 @@ class Setting:
 
 #: Every setting, in the order the Hub engine announces them.
 SETTINGS: Final = (
-    Setting("hash_mb", "tt-size", "--hash", "Hash table size in MB.", 1, 4096),
-    Setting("multipv", "multipv", "--multipv", "Lines reported: the best moves, each with its line.", 1, 64),
-    Setting("skill", "skill", "--skill", "Playing strength, 0 (weakest) to 20 (full strength).", 0, 20),
-    Setting("seed", "seed", "--seed", "Seed of the weakened engine's and the book's draws.", 0, 2**31 - 1),
-    Setting("egdb_path", "egdb-path", "--egdb", "Probe the endgame tables in this folder (see `pedina egdb`).",
+    Setting("hash_mb", "search", "tt-size", "--hash", "Hash table size in MB.", 1, 4096),
+    Setting("multipv", "lines", "multipv", "--multipv", "Lines reported: the best moves, each with its line.", 1, 64),
+    Setting("skill", "play", "skill", "--skill", "Playing strength, 0 (weakest) to 20 (full strength).", 0, 20),
+    Setting("seed", "play", "seed", "--seed", "Seed of the weakened engine's and the book's draws.", 0, 2**31 - 1),
+    Setting("egdb_path", "search", "egdb-path", "--egdb", "Probe the endgame tables in this folder (see `pedina egdb`).",
             metavar="DIR", default_help="the tables shipped with Pedina", none_help="Probe no endgame tables."),
-    Setting("book", "book", "--book", "Use the opening book: play its moves (an analysis marks them)."),
-    Setting("book_variety", "book-variety", "--book-variety",
+    Setting("book", "book", "book", "--book", "Use the opening book: play its moves (an analysis marks them)."),
+    Setting("book_variety", "play", "book-variety", "--book-variety",
             "Play any book move within this many hundredths of a man of the best one.", 0, MAX_VARIETY),
 )
 

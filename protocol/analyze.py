@@ -549,7 +549,7 @@ def _place(subject: Subject) -> dict[str, object]:
               help="Men a move must lose against the best one to be marked ? ($2) by --annotate and --plot.")
 @click.option("--blunder", type=click.FloatRange(0.01, 100), default=1.0, show_default=True,
               help="Men a move must lose against the best one to be marked ?? ($4).")
-@engine_options(only=("hash_mb", "multipv", "egdb_path", "book"))
+@engine_options(without=("play",))
 def analyze(target: str, depth: int | None, move_time: float | None, as_json: bool, as_jsonl: bool,
             game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
             mistake: float, blunder: float, settings: EngineSettings) -> None:

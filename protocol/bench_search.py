@@ -70,7 +70,7 @@ def run_search_bench(depth: int, settings: EngineSettings, echo: bool = True) ->
 @click.group(name="bench", invoke_without_command=True)
 @click.option("--depth", "-d", type=click.IntRange(1, 30), default=8, show_default=True,
               help="Search depth for every position.")
-@engine_options(only=("hash_mb", "egdb_path"), egdb_path="")
+@engine_options(without=("lines", "play", "book"), egdb_path="")
 @click.pass_context
 def bench_search(ctx: click.Context, depth: int, settings: EngineSettings) -> None:
     """Search a fixed suite of positions to a fixed depth; print nodes, nodes/s and a signature.

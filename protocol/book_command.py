@@ -32,7 +32,7 @@ def book() -> None:
 @click.option("--ply-cost", type=click.IntRange(0, 1000), default=10, show_default=True,
               help="Beyond --plies, the cost of a ply (hundredths of a man) against the cost of a worse move.")
 @click.option("--resume", is_flag=True, help="Continue the book in --out (an interrupted build).")
-@engine_options(only=("hash_mb",))
+@engine_options(without=("lines", "play", "book"))
 def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int, resume: bool,
                settings: EngineSettings) -> None:
     """Build an opening book from the start position.

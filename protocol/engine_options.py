@@ -4,7 +4,7 @@
 (``--hash``, ``--multipv``, ``--skill``, ``--seed``, ``--egdb DIR``/``--no-egdb``,
 ``--book/--no-book``, ``--book-variety``) and hands the command a single ``settings``
 argument, an :class:`~pedina.settings.EngineSettings`. A command that has no use for
-some settings names the ones it takes; one that needs another default (``pedina bench``
+some settings names their groups; one that needs another default (``pedina bench``
 probes no endgame tables unless told) says so; every other default is the settings'.
 """
 
@@ -44,11 +44,12 @@ def _options(row: Setting, default: object) -> list[Callable[[Any], Any]]:
     return options
 
 
-def engine_options(only: Collection[str] | None = None, **defaults: object) -> Callable[[Command], Command]:
-    """Give a click command an option for each engine setting (or for the fields in ``only``),
-    with the settings' defaults unless ``defaults`` names others, and call it with one
-    ``settings`` keyword argument instead of the options' values."""
-    rows = [row for row in SETTINGS if only is None or row.field in only]
+def engine_options(without: Collection[str] = (), **defaults: object) -> Callable[[Command], Command]:
+    """Give a click command an option for each engine setting but those of the groups named in
+    ``without`` (see :class:`~pedina.settings.Setting`), with the settings' defaults unless
+    ``defaults`` names others, and call it with one ``settings`` keyword argument instead of
+    the options' values."""
+    rows = [row for row in SETTINGS if row.group not in without]
     base = EngineSettings().with_values(defaults)
 
     def decorate(command: Command) -> Command:

@@ -56,7 +56,7 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
               help="Seconds a move when the GAMEREQ gives 0 minutes (no clock).")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file as it ends.")
-@engine_options(only=("hash_mb", "skill", "seed", "egdb_path", "book", "book_variety"))
+@engine_options(without=("lines",))
 def dxp(host: str, port: int, log_path: str | None, time_margin: float, move_time: float, pdn_path: str | None,
         settings: EngineSettings) -> None:
     """Play DamExchange (DXP) games over TCP as a listening Follower.
