@@ -36,7 +36,9 @@ one at a time per search; they must not block for long.
 
 from __future__ import annotations
 
+import functools
 import gc
+import os
 import random
 import threading
 import time
@@ -104,10 +106,29 @@ class SupportsSearch(Protocol):
 
 
 def check_settings(settings: EngineSettings) -> None:
-    """Raise :class:`ValueError` (:class:`~pedina.egdb.EndgameTablesError`) when ``settings``
-    name what cannot be used, so that a mistake is said when the settings are given, not at
-    the first search."""
+    """Raise :class:`ValueError` (:class:`~pedina.egdb.EndgameTablesError`,
+    :class:`~pedina.book.BookError`) when ``settings`` name what cannot be used, so that a
+    mistake is said when the settings are given, not at the first search."""
     open_endgame_tables(settings.egdb_path)
+    if settings.book_path:
+        read_book(settings.book_path)
+
+
+def read_book(path: str) -> Book:
+    """The opening book in the file ``path`` (the shipped book for the empty path), read again
+    only when the file has changed; :class:`~pedina.book.BookError` when it cannot be read."""
+    if not path:
+        return shipped_book()
+    try:
+        stamp = os.stat(path)
+    except OSError:
+        return Book.read(path)  # raises, saying why
+    return _book_file(path, stamp.st_mtime_ns, stamp.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _book_file(path: str, modified: int, size: int) -> Book:
+    return Book.read(path)
 
 
 class _SearchJob:
@@ -144,8 +165,7 @@ class Session:
     searcher's, and the opening book's ``book`` (on by default) and ``book_variety``
     (0: always the book's best move; ``seed`` seeds its draws, see
     :meth:`pedina.book.Book.choose`). :meth:`configure` changes them, and a searcher
-    made to replace a stuck one is made from them too. :meth:`use_book` chooses the
-    book (the shipped one unless another is given). ``searcher_factory`` makes a
+    made to replace a stuck one is made from them too. ``searcher_factory`` makes a
     searcher from settings (tests pass stubs); ``report`` receives a line for every
     abnormal event (a failed search, an illegal move, a stuck searcher), for the
     adapter to log or show. Raises :class:`~pedina.egdb.EndgameTablesError` when the
@@ -157,7 +177,6 @@ class Session:
                  report: Callable[[str], None] | None = None) -> None:
         check_settings(settings)  # a bad folder is refused now, not at the first go
         self._settings = settings
-        self._book: Book | None = None  # None: the shipped book, loaded when first needed
         self._book_rng = random.Random(settings.seed)
         self._factory = searcher_factory
         self._report = report
@@ -177,10 +196,9 @@ class Session:
         tables clear the hash table, and a new seed starts the book's draws again. Endgame
         tables that cannot be opened raise :class:`~pedina.egdb.EndgameTablesError` and
         change nothing."""
+        check_settings(settings)
         if self._searcher is not None:
             self._searcher.configure(settings)
-        else:
-            check_settings(settings)
         if settings.seed != self._settings.seed:
             self._book_rng = random.Random(settings.seed)
         self._settings = settings
@@ -210,11 +228,7 @@ class Session:
         first need: raises :class:`~pedina.book.BookError` or :class:`OSError` when it cannot be."""
         if not self._settings.book:
             return None
-        return self._book if self._book is not None else shipped_book()
-
-    def use_book(self, book: Book | None) -> None:
-        """Play from ``book`` (``None``: the shipped book) while the ``book`` setting is on."""
-        self._book = book
+        return read_book(self._settings.book_path)
 
     @property
     def searcher(self) -> SupportsSearch:
@@ -420,4 +434,5 @@ class Session:
             self._report(text)
 
 
-__all__ = ["Answer", "BOOK_DEPTH", "CANCEL_POLL", "JOIN_TIMEOUT", "Session", "SupportsSearch", "check_settings"]
+__all__ = ["Answer", "BOOK_DEPTH", "CANCEL_POLL", "JOIN_TIMEOUT", "Session", "SupportsSearch", "check_settings",
+           "read_book"]

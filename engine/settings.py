@@ -58,6 +58,8 @@ SETTINGS: Final = (
     Setting("book", "book", "book", "--book", "Use the opening book: play its moves (an analysis marks them)."),
     Setting("book_variety", "play", "book-variety", "--book-variety",
             "Play any book move within this many hundredths of a man of the best one.", 0, MAX_VARIETY),
+    Setting("book_path", "book", "book-file", "--book-file", "Play from the opening book in this file (see `pedina book`).",
+            metavar="FILE", default_help="the book shipped with Pedina"),
 )
 
 
@@ -72,7 +74,8 @@ class EngineSettings:
     draws too. ``egdb_path``: the folder of endgame tables probed (empty: none).
     ``book``: answer from the opening book when it knows the position;
     ``book_variety``: draw among the book moves within that many hundredths of a man
-    of the best (0: always the best). Raises :class:`ValueError` naming the field
+    of the best (0: always the best); ``book_path``: the book's file (empty: the shipped
+    book). Raises :class:`ValueError` naming the field
     when a value is out of its bounds or of the wrong type.
     """
 
@@ -83,6 +86,7 @@ class EngineSettings:
     egdb_path: str = shipped_directory()
     book: bool = True
     book_variety: int = 0
+    book_path: str = ""
 
     def __post_init__(self) -> None:
         for setting in SETTINGS:

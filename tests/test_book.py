@@ -182,18 +182,21 @@ def test_a_session_plays_a_book_move_at_once_for_play_only() -> None:
     assert CountingSearcher.searches == 5
 
 
-def test_a_session_plays_from_a_book_of_its_own_and_survives_a_broken_one() -> None:
+def test_a_session_plays_from_a_book_of_its_own_and_survives_a_broken_one(tmp_path: Path) -> None:
     start = Position.start()
     notes: list[str] = []
-    session = Session(settings=EngineSettings(hash_mb=1), searcher_factory=CountingSearcher, report=notes.append)
-    own = Book([entry_of(start, [0, 0, 0, 0, 0, 0, 90])])
-    session.use_book(own)
+    own = tmp_path / "own.txt"
+    own.write_text(Book([entry_of(start, [0, 0, 0, 0, 0, 0, 90])]).text(), encoding="utf-8")
+    session = Session(settings=EngineSettings(hash_mb=1, book_path=str(own)), searcher_factory=CountingSearcher,
+                      report=notes.append)
     assert session.think(Board(), Limits(depth=1)).move == legal_moves(start)[6]
     session.configure(replace(session.settings, book_variety=MAX_VARIETY, seed=3))
     played = {session.think(Board(), Limits(depth=1)).move for _ in range(40)}
     assert len(played) > 1 and played <= set(legal_moves(start))
-    broken = f"{BOOK_HEADER}\n{start.white:09x} {start.black:09x} {start.kings:09x} w 5 23-19=+1\n"
-    session.use_book(Book.from_text(broken))
+    broken = tmp_path / "broken.txt"
+    broken.write_text(f"{BOOK_HEADER}\n{start.white:09x} {start.black:09x} {start.kings:09x} w 5 23-19=+1\n",
+                      encoding="utf-8")
+    session.configure(replace(session.settings, book_path=str(broken)))
     answer = session.think(Board(), Limits(depth=1))
     assert not answer.book and answer.move in legal_moves(start)
     assert any("opening book failed" in note for note in notes)
@@ -233,6 +236,20 @@ def test_the_hub_book_parameters_turn_it_off_and_vary_it() -> None:
         moves.add(out[-1].split()[1])
     assert len(moves) > 1 and CountingSearcher.searches == 1
 
+
+
+def test_the_hub_plays_from_the_book_file_it_is_given_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    start = Position.start()
+    own = tmp_path / "own.txt"
+    own.write_text(Book([entry_of(start, [0, 0, 0, 0, 0, 0, 90])]).text(), encoding="utf-8")
+    CountingSearcher.searches = 0
+    out = hub_lines(["hub", f"set-param name=book-file value={tmp_path / 'missing.txt'}",
+                     f"set-param name=book-file value={own}", f"set-param name=book-file value={tmp_path}",
+                     f"pos pos={START_HUB}", "level move-time=1", "go think"])
+    assert 'param name=book-file value="" type=string' in out
+    errors = [line for line in out if line.startswith("error ")]
+    assert len(errors) == 2 and all("book-file" in line and "cannot read the book" in line for line in errors)
+    assert out[-1].startswith(f"done move={legal_moves(start)[6].hub()}") and CountingSearcher.searches == 0
 
 # -- the match ---------------------------------------------------------------------------------
 
