@@ -91,7 +91,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Final, Protocol
 
 from pedina.board import Board
-from pedina.egdb.probe import open_endgame_tables
+from pedina.egdb.probe import open_endgame_database
 from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
 from pedina.move import Move
 from pedina.settings import EngineSettings
@@ -259,7 +259,7 @@ class Searcher:
         self._root_lines: dict[RawMove, list[RawMove]] = {}
         self._on_info: Callable[[Info], None] | None = None
         self._last_info: list[Info] = []
-        self._egdb: EndgameTables | None = open_endgame_tables(settings.egdb_path)
+        self._egdb: EndgameTables | None = open_endgame_database(settings.egdb_path)
         self._egdb_pieces = self._egdb.pieces if self._egdb is not None else 0
 
     # -- control from other threads ------------------------------------------------
@@ -278,9 +278,9 @@ class Searcher:
     def configure(self, settings: EngineSettings) -> None:
         """Search with ``settings`` from the next search on. A new hash size or other endgame
         tables clear the hash table (its scores were found with other knowledge); tables that
-        cannot be opened raise :class:`~pedina.egdb.EndgameTablesError` and change nothing."""
+        cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError` and change nothing."""
         if settings.egdb_path != self._settings.egdb_path:
-            self._egdb = open_endgame_tables(settings.egdb_path)
+            self._egdb = open_endgame_database(settings.egdb_path)
             self._egdb_pieces = self._egdb.pieces if self._egdb is not None else 0
             self.tt.clear()
         if settings.hash_mb != self._settings.hash_mb:

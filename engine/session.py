@@ -48,7 +48,7 @@ from typing import Callable, Protocol
 from pedina.board import Board
 from pedina.book import Book, shipped_book
 from pedina.move import Move
-from pedina.egdb.probe import open_endgame_tables
+from pedina.egdb.probe import open_endgame_database
 from pedina.search import DEFAULT_SETTINGS, Info, Result, Searcher
 from pedina.settings import EngineSettings
 from pedina.timeman import GRACE, Limits, time_budget
@@ -106,10 +106,10 @@ class SupportsSearch(Protocol):
 
 
 def check_settings(settings: EngineSettings) -> None:
-    """Raise :class:`ValueError` (:class:`~pedina.egdb.EndgameTablesError`,
+    """Raise :class:`ValueError` (:class:`~pedina.egdb.EndgameDatabaseError`,
     :class:`~pedina.book.BookError`) when ``settings`` name what cannot be used, so that a
     mistake is said when the settings are given, not at the first search."""
-    open_endgame_tables(settings.egdb_path)
+    open_endgame_database(settings.egdb_path)
     if settings.book_path:
         read_book(settings.book_path)
 
@@ -168,7 +168,7 @@ class Session:
     made to replace a stuck one is made from them too. ``searcher_factory`` makes a
     searcher from settings (tests pass stubs); ``report`` receives a line for every
     abnormal event (a failed search, an illegal move, a stuck searcher), for the
-    adapter to log or show. Raises :class:`~pedina.egdb.EndgameTablesError` when the
+    adapter to log or show. Raises :class:`~pedina.egdb.EndgameDatabaseError` when the
     settings name a folder without endgame tables.
     """
 
@@ -194,7 +194,7 @@ class Session:
     def configure(self, settings: EngineSettings) -> None:
         """Search with ``settings`` from the next search on. A new hash size or other endgame
         tables clear the hash table, and a new seed starts the book's draws again. Endgame
-        tables that cannot be opened raise :class:`~pedina.egdb.EndgameTablesError` and
+        tables that cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError` and
         change nothing."""
         check_settings(settings)
         if self._searcher is not None:

@@ -10,7 +10,7 @@ parameters for an engine. Adding a setting is a field here and a row in
 
 The endgame tables are named by their folder (``egdb_path``): the shipped tables'
 folder by default, the empty string for none. Opening them is
-:func:`pedina.egdb.open_endgame_tables`' work, not this value's, which does no I/O.
+:func:`pedina.egdb.open_endgame_database`' work, not this value's, which does no I/O.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pedina import build_flavour
 from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
 from pedina.protocol.engine_options import engine_options
-from pedina.egdb import open_endgame_tables
+from pedina.egdb import open_endgame_database
 from pedina.search import Limits, Searcher
 from pedina.settings import EngineSettings
 
@@ -81,7 +81,7 @@ def bench_search(ctx: click.Context, depth: int, settings: EngineSettings) -> No
     """
     if ctx.invoked_subcommand is not None:
         return
-    tables = open_endgame_tables(settings.egdb_path)
+    tables = open_endgame_database(settings.egdb_path)
     database = "" if tables is None else f", endgame database {tables.directory} (up to {tables.pieces} pieces)"
     click.echo(f"bench: {len(BENCH_POSITIONS)} positions, depth {depth}, hash {settings.hash_mb} MB, "
                f"{build_flavour()} flavour{database}")

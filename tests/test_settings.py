@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pedina import Board, EngineSettings, Limits, Session
-from pedina.egdb import EndgameTablesError, shipped_directory
+from pedina.egdb import EndgameDatabaseError, shipped_directory
 from pedina.protocol.cli import main
 from pedina.protocol.hub import HubServer, declared_params, hub_parameters
 from pedina.protocol.hubline import parse_line
@@ -110,10 +110,10 @@ def test_a_folder_without_tables_is_refused_and_the_earlier_tables_stay(tmp_path
 
 
 def test_the_session_refuses_a_folder_without_tables_and_keeps_its_settings(tmp_path: Path) -> None:
-    with pytest.raises(EndgameTablesError):
+    with pytest.raises(EndgameDatabaseError):
         Session(EngineSettings(egdb_path=str(tmp_path)))
     session = Session(STUB_SETTINGS, searcher_factory=ScriptedSearcher)
-    with pytest.raises(EndgameTablesError):
+    with pytest.raises(EndgameDatabaseError):
         session.configure(replace(session.settings, egdb_path=str(tmp_path / "missing")))
     assert session.settings == STUB_SETTINGS
     answer = session.think(Board(), Limits(depth=1))

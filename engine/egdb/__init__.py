@@ -34,9 +34,9 @@ from pedina.egdb.probe import (
     SHIPPED_PIECES,
     DatabaseValue,
     EndgameDatabase,
-    EndgameTablesError,
+    EndgameDatabaseError,
     default_directory,
-    open_endgame_tables,
+    open_endgame_database,
     shipped_database,
     shipped_directory,
     table_path,
@@ -55,9 +55,9 @@ from pedina.egdb.store import TableFile, TableFileError, write_whole
 from pedina.egdb.verify import VerifyReport, verify_databases, verify_table
 
 __all__ = [
-    "SHIPPED_PIECES", "BuildError", "DatabaseValue", "EndgameDatabase", "EndgameTablesError", "Job", "JobFiles", "JobRunner",
+    "SHIPPED_PIECES", "BuildError", "DatabaseValue", "EndgameDatabase", "EndgameDatabaseError", "Job", "JobFiles", "JobRunner",
     "Signature", "SliceIndex", "SliceReport", "TableFile", "TableFileError", "VerifyReport", "all_signatures",
     "build_databases", "build_job", "build_job_files", "build_jobs", "default_directory", "dependencies",
-    "job_dependencies", "job_positions", "open_endgame_tables", "shipped_database", "shipped_directory", "slice_name", "solve_job",
+    "job_dependencies", "job_positions", "open_endgame_database", "shipped_database", "shipped_directory", "slice_name", "solve_job",
     "table_path", "verify_databases", "verify_table", "write_whole",
 ]

@@ -46,24 +46,24 @@ def shipped_directory() -> str:
     return str(importlib.resources.files("pedina.egdb").joinpath(SHIPPED_FOLDER))
 
 
-class EndgameTablesError(ValueError):
+class EndgameDatabaseError(ValueError):
     """A folder named for endgame tables that holds no complete set of them."""
 
 
-def open_endgame_tables(directory: str) -> EndgameDatabase | None:
+def open_endgame_database(directory: str) -> EndgameDatabase | None:
     """The endgame tables in ``directory`` (``None`` for the empty string: none), or
-    :class:`EndgameTablesError` when the folder holds no complete set of tables. The
+    :class:`EndgameDatabaseError` when the folder holds no complete set of tables. The
     shipped tables' folder gives ``None`` in an install that has none."""
     if not directory:
         return None
     if directory == shipped_directory():
         return shipped_database()
     if not os.path.isdir(directory):
-        raise EndgameTablesError(f"no such folder of endgame tables: {directory}")
+        raise EndgameDatabaseError(f"no such folder of endgame tables: {directory}")
     database = EndgameDatabase(directory)
     if database.pieces:
         return database
-    raise EndgameTablesError(f"{directory} holds no complete set of tables (see `pedina egdb build`)")
+    raise EndgameDatabaseError(f"{directory} holds no complete set of tables (see `pedina egdb build`)")
 
 
 def shipped_database() -> EndgameDatabase | None:
