@@ -166,7 +166,7 @@ def parse_move(position: Position, text: str, moves: list[Move] | None = None) -
     """
     match = _MOVE_TEXT.fullmatch(text)
     if not match:
-        raise MoveError(f"cannot read move {text!r} (expected e.g. 23-19, 22x15 or 22x15x19)")
+        raise MoveError(f"cannot read move {text!r} (expected e.g. 23-19, 22x13, or 22x13x6 with every landing square)")
     numbers = [int(n) for n in re.findall(r"\d+", text)]
     if any(not 1 <= n <= 32 for n in numbers):
         raise MoveError(f"move {text!r} names a square outside 1..32")

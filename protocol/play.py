@@ -9,13 +9,15 @@ appended to FILE when it ends, or when it is left unfinished (``new``, ``quit``)
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import click
 
 from pedina.board import Board
-from pedina.move import Move, MoveError
+from pedina.move import AmbiguousMoveError, IllegalMoveError, Move, MoveError
 from pedina.pdn import write_game
 from pedina.position import Position, PositionError
 from pedina.session import Session
@@ -43,10 +45,39 @@ def side_name(white: bool) -> str:
     return "White" if white else "Black"
 
 
-def game_tags(human_white: bool) -> dict[str, str]:
-    """The PDN tags of a game in the terminal."""
+def game_tags(players: dict[bool, list[str]]) -> dict[str, str]:
+    """The PDN tags of a game in the terminal; ``players`` names who played each side (by
+    ``white``), in turn when the person switched sides during the game."""
     return {"Event": "pedina play", "Date": time.strftime("%Y.%m.%d"),
-            "White": "You" if human_white else "Pedina", "Black": "Pedina" if human_white else "You"}
+            "White": " / ".join(players[True]), "Black": " / ".join(players[False])}
+
+
+def read_move(board: Board, text: str) -> Move:
+    """The legal move a person means by ``text``: any form :meth:`Board.parse_move` reads, or
+    the first landing squares of a capture when they name one capture only (``22x13`` for
+    ``22x13x6``). Raises :class:`MoveError` saying why in the form ``help`` teaches."""
+    legal = board.legal_moves()
+    squares = [int(number) for number in re.findall(r"\d+", text)]
+    try:
+        return board.parse_move(text)
+    except AmbiguousMoveError:
+        alike = [move.full_path() for move in legal if (move.start, move.end) == (squares[0], squares[-1])]
+        raise MoveError(f"{text} could be {' or '.join(alike)}: give every landing square") from None
+    except IllegalMoveError:
+        pass
+    except MoveError:
+        raise MoveError(f"cannot read {text!r}: type a move as 23-19, or 22x13 for a capture (22x13x6 with "
+                        "its landing squares)") from None
+    begun = [move for move in legal if move.captured and [move.start, *move.path[:len(squares) - 1]] == squares]
+    if len(begun) == 1:
+        return begun[0]
+    if begun:
+        raise MoveError(f"{text} could be {' or '.join(move.full_path() for move in begun)}: "
+                        "give more landing squares")
+    if legal and legal[0].captured:
+        raise MoveError(f"{text} is not a legal move: a capture is compulsory ("
+                        + ", ".join(board.pdn(move) for move in legal) + ")")
+    raise MoveError(f"{text} is not a legal move here")
 
 
 class TerminalGame:
@@ -61,6 +92,7 @@ class TerminalGame:
                  start: Position | None = None, pdnout: PdnOut | None = None,
                  ask: Callable[[str], str | None], say: Callable[[str], None]) -> None:
         self.human_white = human_white
+        self.players = self._players()
         self.limits = limits
         self.session = Session(settings)
         self.start = start or Position.start()
@@ -71,20 +103,30 @@ class TerminalGame:
         self.ask = ask
         self.say = say
 
+    def _players(self) -> dict[bool, list[str]]:
+        return {True: ["You" if self.human_white else "Pedina"], False: ["Pedina" if self.human_white else "You"]}
+
     def run(self) -> None:
+        """Play until the person leaves; Ctrl-C while the engine thinks leaves too, and the game
+        is still appended to ``pdnout``."""
         self.say(f"You play {side_name(self.human_white)}. Type 'help' for the commands.")
         self.show()
-        while True:
-            outcome = self.board.outcome()
-            if outcome is None and self.board.position.white_to_move != self.human_white:
-                self.engine_move()
-                continue
-            prompt = "Game over (new, undo or quit)> " if outcome else f"Your move ({side_name(self.human_white)})> "
-            line = self.ask(prompt)
-            if line is None or not self.handle(line.strip()):
-                self.record()
-                self.say("Bye.")
-                return
+        try:
+            while True:
+                outcome = self.board.outcome()
+                if outcome is None and self.board.position.white_to_move != self.human_white:
+                    self.engine_move()
+                    continue
+                prompt = ("Game over (new, undo or quit)> " if outcome
+                          else f"Your move ({side_name(self.human_white)})> ")
+                line = self.ask(prompt)
+                if line is None or not self.handle(line.strip()):
+                    break
+        except KeyboardInterrupt:
+            self.session.stop()
+            self.say("\nInterrupted.")
+        self.record()
+        self.say("Bye.")
 
     def handle(self, line: str) -> bool:
         """Act on one input line; ``False`` to leave."""
@@ -106,6 +148,12 @@ class TerminalGame:
             self.show()
         elif word in ("switch", "swap"):
             self.human_white = not self.human_white
+            if not self.board.moves:
+                self.players = self._players()
+            for white, name in ((True, "You" if self.human_white else "Pedina"),
+                                (False, "Pedina" if self.human_white else "You")):
+                if self.players[white][-1] != name:
+                    self.players[white].append(name)
             self.flipped = not self.flipped
             self.say(f"You now play {side_name(self.human_white)}.")
             self.show()
@@ -114,6 +162,7 @@ class TerminalGame:
         elif word == "new":
             self.record()
             self.board = Board(self.start)
+            self.players = self._players()
             self.session.new_game()
             self.say("New game.")
             self.show()
@@ -121,7 +170,7 @@ class TerminalGame:
             self.say(f"The game is over ({self.board.result()}): type new, undo or quit.")
         else:
             try:
-                move = self.board.parse_move(line)
+                move = read_move(self.board, line)
             except MoveError as error:
                 self.say(f"{error}. Type 'moves' for the legal moves or 'help'.")
                 return True
@@ -155,7 +204,7 @@ class TerminalGame:
             return
         try:
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(write_game(self.board, game_tags(self.human_white)))
+                handle.write(write_game(self.board, game_tags(self.players)))
         except OSError as error:
             self.say(f"Cannot save to {path}: {error.strerror or error}.")
             return
@@ -165,7 +214,7 @@ class TerminalGame:
         """Append the game to ``pdnout`` unless it has no moves or is there already as it stands."""
         if self.pdnout is None or not self.board.moves or self.board.moves == self._recorded:
             return
-        self.pdnout.write(write_game(self.board, game_tags(self.human_white)))
+        self.pdnout.write(write_game(self.board, game_tags(self.players)))
         self._recorded = list(self.board.moves)
         self.say(f"Game appended to {self.pdnout.path}.")
 
@@ -173,14 +222,16 @@ class TerminalGame:
         if self.board.outcome() is not None:
             self.say("The game is over: no hint.")
             return
-        answer = self.session.think(self.board, self.limits())
+        # An analysis is never weakened: the hint is the full-strength engine's, whatever the skill.
+        answer = self.session.think(self.board, replace(self.limits(), analysis=True))
         if answer.move is None:
             self.say("No hint available.")
             return
         score = ""
         if answer.result is not None:
             note = proven_note(answer.result.score, "you", "Pedina")
-            score = f"   (score {men(answer.result.score)} for you{', ' + note if note else ''})"
+            score = (f"   (score {men(answer.result.score)} for you{', ' + note if note else ''}, "
+                     f"depth {answer.result.depth})")
         self.say(f"Hint: {self.board.pdn(answer.move)}{score}")
 
     def take_back(self) -> None:

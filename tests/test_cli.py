@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import shutil
 import subprocess
 from pathlib import Path
@@ -175,7 +176,9 @@ class Player:
 
     def __init__(self, *args: str) -> None:
         assert PEDINA is not None
-        self.child = pexpect.spawn(PEDINA, ["play", *args], encoding="utf-8", timeout=30, echo=False)
+        # SIGINT as a terminal gives it (CI may run the tests with it ignored, which a child inherits).
+        self.child = pexpect.spawn(PEDINA, ["play", *args], encoding="utf-8", timeout=30, echo=False,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
 
     def prompt(self) -> str:
@@ -204,8 +207,8 @@ def test_play_moves_hint_takeback_and_bad_input() -> None:
     assert "You play 23-19" in output
     board.push_text(engine_move(output))
     assert "Ply 2, White to move." in output
-    assert "illegal move '1-5'" in player.say("1-5")
-    assert "cannot read move 'hello'" in player.say("hello")
+    assert "1-5 is not a legal move" in player.say("1-5")
+    assert "cannot read 'hello': type a move as 23-19" in player.say("hello")
     hint = re.search(r"Hint: (\S+)", player.say("hint"))
     assert hint, "a hint names a move"
     board.parse_move(hint.group(1))  # legal in the current position
@@ -263,7 +266,42 @@ def test_play_saves_switches_sides_and_records_its_games(tmp_path: Path) -> None
     player.child.expect("Bye.")
     player.child.expect(pexpect.EOF)
     (game,) = read_games(record.read_text())
-    assert game.board.moves == board.moves and game.headers["White"] == "Pedina" and game.result == "*"
+    assert game.board.moves == board.moves and game.result == "*"
+    assert (game.headers["White"], game.headers["Black"]) == ("You / Pedina", "Pedina / You")
+
+
+def test_play_explains_a_compulsory_capture_and_takes_its_first_jump() -> None:
+    player = Player("--depth", "1", "--no-book", "--position", "W:W22,27:B10,17,18")
+    player.prompt()
+    assert "27-23 is not a legal move: a capture is compulsory (22x6)" in player.say("27-23")
+    assert "You play 22x6" in player.say("22x13")  # the first landing square names the one capture
+    player.child.sendline("quit")
+    player.child.expect(pexpect.EOF)
+
+
+def test_a_weakened_engine_still_hints_at_full_strength() -> None:
+    player = Player("--depth", "5", "--skill", "0", "--no-book")
+    player.prompt()
+    hint = re.search(r"Hint: \S+ .*depth (\d+)\)", player.say("hint"))
+    assert hint and int(hint.group(1)) == 5  # skill 0 would stop at depth 1
+    player.child.sendline("quit")
+    player.child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_while_the_engine_thinks_keeps_the_game(tmp_path: Path) -> None:
+    record = tmp_path / "games.pdn"
+    player = Player("--time", "600", "--no-book", "--pdnout", str(record))
+    player.prompt()
+    player.child.sendline("23-19")
+    player.child.expect("Pedina is thinking")
+    player.child.sendintr()
+    player.child.expect("Interrupted.")
+    player.child.expect("Bye.")
+    player.child.expect(pexpect.EOF)
+    player.child.close()
+    assert player.child.exitstatus == 0
+    (game,) = read_games(record.read_text())
+    assert [move.hub() for move in game.board.moves] == ["23-19"]
 
 
 def test_demo_saves_its_game(tmp_path: Path) -> None:
