@@ -171,14 +171,18 @@ def test_analyze_bad_pdn_file_is_one_line_error(tmp_path: Path) -> None:
     assert result.stderr.startswith("Error: ") and "bad.pdn" in result.stderr and "Traceback" not in result.stderr
 
 
+def _sigint_as_from_a_terminal() -> None:
+    """Ctrl-C's default action (CI may run the tests with SIGINT ignored, which a child inherits)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Player:
     """``pedina play`` under pexpect."""
 
     def __init__(self, *args: str) -> None:
         assert PEDINA is not None
-        # SIGINT as a terminal gives it (CI may run the tests with it ignored, which a child inherits).
         self.child = pexpect.spawn(PEDINA, ["play", *args], encoding="utf-8", timeout=30, echo=False,
-                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                                   preexec_fn=_sigint_as_from_a_terminal)
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
 
     def prompt(self) -> str:
