@@ -321,6 +321,22 @@ def test_demo_saves_its_game(tmp_path: Path) -> None:
     assert game.board.moves == replayed.moves and game.headers["Event"] == "pedina demo"
 
 
+def test_demo_explains_its_words_and_redraws_a_terminal_in_place() -> None:
+    piped = run("demo", "--plies", "2", "--depth", "1", "--no-board")
+    assert piped.returncode == 0, piped.stderr
+    assert "to depth 1 a move" in piped.stdout.splitlines()[0]
+    for word in ("score", "depth", "book", "forced", "pv"):
+        assert re.search(rf"^  {word}\s+\S", piped.stdout, re.M), word
+    assert "\x1b[2J" not in piped.stdout
+    assert PEDINA is not None
+    live = pexpect.spawn(PEDINA, ["demo", "--plies", "2", "--depth", "1", "--pause", "0"], encoding="utf-8",
+                         timeout=30)
+    live.expect_exact("\x1b[2J")  # the screen cleared: the board is redrawn in place
+    live.expect("Pedina plays itself, to depth 1 a move")
+    live.expect(r"1\.\.\.\s+\S+")  # the second move, on a screen of its own
+    live.expect(pexpect.EOF)
+
+
 def test_demo_plays_and_reports_the_result() -> None:
     short = run("demo", "--plies", "4", "--depth", "2")
     assert short.returncode == 0, short.stderr
