@@ -60,6 +60,7 @@ from pedina.search import WIN, Info, database_result, proven_plies
 from pedina.session import Session
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
+from pedina.protocol.cli import FiniteRange
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.plotting import check_plot_path, saved_figure
 from pedina.protocol.interrupts import interrupt_requests
@@ -531,7 +532,7 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.command()
 @click.argument("target")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Search depth per position.")
-@click.option("--time", "move_time", type=click.FloatRange(0.01, 3600), default=None,
+@click.option("--time", "move_time", type=FiniteRange(0.01, 3600), default=None,
               help="Seconds per position (default 1 when no depth is given).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (at the end) instead of a table.")
 @click.option("--jsonl", "as_jsonl", is_flag=True,
@@ -543,11 +544,11 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Save a picture of the evaluation over the game (several games: FILE-N.png). "
                    "Needs matplotlib.")
-@click.option("--better-line", type=click.FloatRange(0.01, 100), default=0.1, show_default=True,
+@click.option("--better-line", type=FiniteRange(0.01, 100), default=0.1, show_default=True,
               help="Men a move must lose against the best one for --annotate to give the best line.")
-@click.option("--mistake", type=click.FloatRange(0.01, 100), default=0.5, show_default=True,
+@click.option("--mistake", type=FiniteRange(0.01, 100), default=0.5, show_default=True,
               help="Men a move must lose against the best one to be marked ? ($2) by --annotate and --plot.")
-@click.option("--blunder", type=click.FloatRange(0.01, 100), default=1.0, show_default=True,
+@click.option("--blunder", type=FiniteRange(0.01, 100), default=1.0, show_default=True,
               help="Men a move must lose against the best one to be marked ?? ($4).")
 @engine_options(without=("play",))
 def analyze(target: str, depth: int | None, move_time: float | None, as_json: bool, as_jsonl: bool,

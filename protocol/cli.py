@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -81,6 +82,19 @@ def main() -> None:
 
     Give `pedina` (or `pedina hub`) to a Hub client as the engine command.
     """
+
+
+class FiniteRange(click.FloatRange):
+    """:class:`click.FloatRange` that also refuses ``nan`` and the infinities, which compare
+    false with both bounds and would otherwise slip through."""
+
+    name = "finite number range"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def parse_position(text: str) -> Position:

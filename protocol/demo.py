@@ -13,6 +13,7 @@ from pedina.session import Session
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
 from pedina.protocol.analyze import pdn_line
+from pedina.protocol.cli import FiniteRange
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import for_white, men, proven_note
@@ -32,14 +33,14 @@ WATCHING_PAUSE = 0.8
 
 
 @click.command()
-@click.option("--time", "move_time", type=click.FloatRange(0.01, 60), default=0.25, show_default=True,
+@click.option("--time", "move_time", type=FiniteRange(0.01, 60), default=0.25, show_default=True,
               help="Longest search a move, in seconds (book and forced moves take less).")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Fixed depth per move instead of a time.")
 @click.option("--plies", type=click.IntRange(1, 1000), default=200, show_default=True,
               help="Stop after this many plies if the game has not ended.")
 @click.option("--board/--no-board", "show_board", default=True, show_default=True,
               help="Draw the board after each move.")
-@click.option("--pause", type=click.FloatRange(0, 10), default=None,
+@click.option("--pause", type=FiniteRange(0, 10), default=None,
               help=f"Seconds each move stays shown at least [default: {WATCHING_PAUSE:g} on a terminal, where the "
                    "board is redrawn in place; 0 otherwise].")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,

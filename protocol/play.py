@@ -23,6 +23,7 @@ from pedina.position import Position, PositionError
 from pedina.session import Session
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
+from pedina.protocol.cli import FiniteRange
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.pdnfile import PdnOut
 from pedina.protocol.scores import men, proven_note
@@ -275,7 +276,7 @@ def _read(prompt: str) -> str | None:
 @click.command()
 @click.option("--color", "--colour", "colour", type=click.Choice(["white", "black"]), default="white",
               show_default=True, help="The side you play.")
-@click.option("--time", "move_time", type=click.FloatRange(0.01, 600), default=None,
+@click.option("--time", "move_time", type=FiniteRange(0.01, 600), default=None,
               help="Engine seconds per move (default 1).")
 @click.option("--depth", type=click.IntRange(1, 60), default=None, help="Engine search depth instead of a time.")
 @click.option("--position", "start", default=None, help="Start from this FEN or Hub position.")

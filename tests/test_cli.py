@@ -350,3 +350,13 @@ def test_demo_plays_and_reports_the_result() -> None:
     full = run("demo", "--depth", "1", "--plies", "1000", "--no-board")
     assert full.returncode == 0, full.stderr
     assert re.search(r"(wins after \d+ plies|Draw by .* after \d+ plies)", full.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [("analyze", "W:W21-32:B1-12", "--time", "nan"), ("play", "--time", "nan"),
+                                  ("demo", "--time", "NaN"), ("dxp", "--move-time", "nan"),
+                                  ("analyze", "W:W21-32:B1-12", "--mistake", "nan")],
+                         ids=lambda args: " ".join(args))
+def test_a_number_that_is_not_one_is_refused(args: tuple[str, ...]) -> None:
+    result = run(*args)
+    errors = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(errors) == 1 and "is not a finite number" in errors[0], result.stderr

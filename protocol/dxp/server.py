@@ -13,7 +13,7 @@ import sys
 import click
 
 from pedina.settings import EngineSettings
-from pedina.protocol.cli import open_log
+from pedina.protocol.cli import FiniteRange, open_log
 from pedina.protocol.dxp.follower import DxpFollower
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.interrupts import sigterm_as_keyboard_interrupt
@@ -50,9 +50,9 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
               help="TCP port (0: a free one, shown at start).")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
               help="Append every message both ways, with timestamps, to this file.")
-@click.option("--time-margin", type=click.FloatRange(0.0, 60.0), default=1.0, show_default=True,
+@click.option("--time-margin", type=FiniteRange(0.0, 60.0), default=1.0, show_default=True,
               help="Seconds of the clock kept in reserve (for network delays).")
-@click.option("--move-time", type=click.FloatRange(0.01, 3600.0), default=1.0, show_default=True,
+@click.option("--move-time", type=FiniteRange(0.01, 3600.0), default=1.0, show_default=True,
               help="Seconds a move when the GAMEREQ gives 0 minutes (no clock).")
 @click.option("--pdnout", "pdn_path", type=click.Path(dir_okay=False), default=None,
               help="Append every game to this PDN file as it ends.")
