@@ -251,3 +251,20 @@ def test_hub_engine_client_side_clock_never_falls(tmp_path: Path) -> None:
     finally:
         engine.kill_process()
     check_engine_log(tmp_path / "pedina.log")
+
+
+def test_readme_pydraughts_example_plays_a_move() -> None:
+    import contextlib
+    import io
+    import warnings
+
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("From Python, pydraughts"):]
+    code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    assert "shutil.which(\"pedina\")" in code
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)  # pydraughts leaves the engine's pipes to the collector
+        exec(compile(code, "README.md", "exec"), {})
+    move = out.getvalue().strip()
+    Board().parse_move(move)  # a legal first move, in PDN
