@@ -360,3 +360,33 @@ def test_a_number_that_is_not_one_is_refused(args: tuple[str, ...]) -> None:
     result = run(*args)
     errors = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(errors) == 1 and "is not a finite number" in errors[0], result.stderr
+
+
+def test_play_on_a_clock_with_resign_draw_and_the_engine_line(tmp_path: Path) -> None:
+    record = tmp_path / "games.pdn"
+    player = Player("--tc", "2:00+1", "--no-book", "--show-line", "--pdnout", str(record))
+    start = player.prompt()
+    assert "clock: White 2:00, Black 2:00" in start
+    assert "Pedina declines the draw" in player.say("draw")  # no score of its own yet
+    answer = player.say("23-19")
+    assert re.search(r"Pedina expects: \S+", answer)
+    clocks = re.findall(r"clock: White (\d+):(\d\d), Black (\d+):(\d\d)", answer)
+    white_m, white_s, black_m, black_s = map(int, clocks[-1])
+    assert 60 * black_m + black_s <= 121  # the engine spent its time, and gained a second
+    over = player.say("resign")
+    assert "Game over: you resign. Result 0-1." in over
+    assert "The game is over (you resign)" in player.say("undo")
+    player.child.sendline("quit")
+    player.child.expect(pexpect.EOF)
+    (game,) = read_games(record.read_text())
+    assert game.result == "0-1" and game.headers["Termination"] == "you resign"
+    assert game.headers["TimeControl"] == "120+1" and len(game.board.moves) == 2
+
+
+def test_a_draw_offer_is_taken_when_the_engine_sees_nothing_better() -> None:
+    player = Player("--depth", "4", "--no-book", "--no-egdb", "--position", "W:WK29:BK4")
+    player.prompt()
+    player.say("29-25")
+    assert "Game over: draw agreed. Result 1/2-1/2." in player.say("draw")
+    player.child.sendline("quit")
+    player.child.expect(pexpect.EOF)
