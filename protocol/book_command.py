@@ -80,8 +80,9 @@ def book_moves(position: str, path: str | None) -> None:
         entry = opened.get(root)
     except BookError as error:
         raise click.ClickException(str(error)) from None
-    if entry is None:
-        raise click.ClickException(f"{root.fen()} is not in the book ({len(opened):,} positions)")
+    if entry is None:  # an answer, not a failure: most positions are in no book
+        click.echo(f"{root.fen()} is not in the book ({len(opened):,} positions).")
+        return
     click.echo(f"{root.fen()}  searched to depth {entry.depth}; values in men for the side to move:")
     board = Board(root)
     for choice in entry.moves:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from contextlib import ExitStack
@@ -11,6 +12,7 @@ import click
 from pedina.egdb import (
     SHIPPED_PIECES,
     BuildError,
+    DatabaseValue,
     EndgameDatabase,
     SliceIndex,
     SliceReport,
@@ -48,13 +50,16 @@ def _folder(directory: str | None) -> str:
     return directory if directory is not None else default_directory()
 
 
-def _read_folder(directory: str | None) -> str:
-    """The folder ``probe`` and ``verify`` read: ``--dir``, else the user's data folder when it
-    holds tables, else the shipped tables."""
+def _read_folders(directory: str | None) -> list[str]:
+    """The folders ``probe`` and ``verify`` read, first first: ``--dir`` (which must exist), else
+    the user's data folder when it holds tables, then the shipped tables (a table the user's
+    folder lacks, as a build stopped half-way leaves it, is read from there)."""
     if directory is not None:
-        return directory
+        if not os.path.isdir(directory):
+            raise click.ClickException(f"no such folder: {directory}")
+        return [directory]
     folder = default_directory()
-    return folder if EndgameDatabase(folder).signatures else shipped_directory()
+    return ([folder] if EndgameDatabase(folder).signatures else []) + [shipped_directory()]
 
 
 def _mover(white: bool) -> str:
@@ -137,25 +142,34 @@ def egdb_probe(position: str, directory: str | None, moves: bool) -> None:
         root = Position.parse(position)
     except PositionError as error:
         raise click.BadParameter(str(error), param_hint="POSITION") from None
-    folder = _read_folder(directory)
-    database = EndgameDatabase(folder)
+    databases = [EndgameDatabase(folder) for folder in _read_folders(directory)]
+
+    def probe(position: Position) -> DatabaseValue | None:
+        for database in databases:
+            value = database.probe(position)
+            if value is not None:
+                return value
+        return None
+
     try:
-        value = database.probe(root)
+        value = probe(root)
         if value is None:
             pieces = (root.white | root.black).bit_count()
-            raise click.ClickException(f"no table in {folder} holds this position ({pieces} pieces; the tables "
-                                       f"there cover every position with up to {database.pieces})")
+            covered = " and ".join(f"{database.directory} up to {database.pieces}" for database in databases)
+            raise click.ClickException(f"no table holds this position ({pieces} pieces; the tables cover every "
+                                       f"position with: {covered})")
         click.echo(f"{root.fen()}  {_mover(root.white_to_move)} to move: {value}")
         if moves:
             legal = legal_moves(root)
             for move in legal:
-                after = database.probe(root.play(move))
+                after = probe(root.play(move))
                 text = "has no piece left: a loss" if after is None else f"to move: {after}"
                 click.echo(f"  {format_pdn(move, legal):<12} then {_mover(not root.white_to_move)} {text}")
     except TableFileError as error:
         raise click.ClickException(str(error)) from None
     finally:
-        database.close()
+        for database in databases:
+            database.close()
 
 
 @egdb.command("verify")
@@ -168,7 +182,7 @@ def egdb_verify(directory: str | None, workers: int) -> None:
     The default folder is the user's data folder when it holds tables, else the tables
     shipped with Pedina. Exits with status 1 when a value or a table's counts are wrong.
     """
-    folder = _read_folder(directory)
+    folder = _read_folders(directory)[0]
     signatures = EndgameDatabase(folder).signatures
     if not signatures:
         raise click.ClickException(f"no tables in {folder}")

@@ -526,6 +526,26 @@ def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
     assert verified.returncode == 0 and verified.stdout.rstrip().endswith("all correct")
 
 
+def test_probe_reads_a_table_the_users_folder_lacks_from_the_shipped_ones(tmp_path: Path) -> None:
+    import os
+
+    environment = {**os.environ, "XDG_DATA_HOME": str(tmp_path)}
+    folder = tmp_path / "pedina" / "egdb"
+    built = subprocess.run([str(PEDINA), "egdb", "build", "--pieces", "2"], capture_output=True, text=True,
+                           env=environment, timeout=300)
+    assert built.returncode == 0 and len(list(folder.glob("*.egdb"))) == 4, built.stderr
+    probed = subprocess.run([str(PEDINA), "egdb", "probe", "W:WK1,K5,K9:BK30,K26", "--moves"], capture_output=True,
+                            text=True, env=environment, timeout=300)
+    assert probed.returncode == 0, probed.stderr
+    assert probed.stdout.startswith("W:WK1,K5,K9:BK26,K30  White to move: ")
+
+
+def test_a_position_not_in_the_book_is_an_answer() -> None:
+    result = run_pedina("book", "moves", "W:WK1,K5,K9:BK26,K30")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"W:\S+ is not in the book \([\d,]+ positions\)\.", result.stdout.strip()), result.stdout
+
+
 def test_analyze_reports_database_results(three: str) -> None:
     table = run_pedina("analyze", "W:WK1,K5:BK30", "--depth", "6", "--egdb", three)
     assert table.returncode == 0, table.stderr
@@ -545,7 +565,9 @@ def test_analyze_reports_database_results(three: str) -> None:
 @pytest.mark.parametrize("args, message", [
     (("egdb", "probe", "W:W1:B2"), "square 1"),
     (("egdb", "probe", "W:WK1,K2,K3:BK10,K11", "--dir", "{folder}"), "no table"),
-    (("egdb", "verify", "--dir", "{folder}/none"), "no tables"),
+    (("egdb", "verify", "--dir", "{folder}/none"), "no such folder"),
+    (("egdb", "verify", "--dir", "{folder}"), "no tables"),
+    (("egdb", "probe", "W:WK1:BK30", "--dir", "{folder}/none"), "no such folder"),
     (("egdb", "build", "--pieces", "1"), "--pieces"),
     (("play", "--egdb", "{folder}"), "no complete set of tables"),
     (("analyze", "W:WK1:BK30", "--egdb", "{folder}"), "no complete set of tables"),
