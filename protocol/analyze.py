@@ -473,6 +473,9 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
         if progress:
             click.echo(err=True)
         if annotated is not None:
+            for subject in subjects[len(done):]:  # not reached: kept as they were, so no game is lost
+                if subject.result is not None:
+                    _append_game(annotated, write_game(subject.board, subject.headers, subject.result))
             annotated.close()
     if settings.json_document:
         _emit(out, json.dumps(_document(kind, done, settings, interrupted), indent=2))
@@ -496,11 +499,15 @@ def _finish_subject(subject: Subject, analysed: list[Analysed], settings: Analys
     if settings.table and subject.result is not None and len(analysed) == len(subject.board.moves) + 1:
         _emit(out, f"result {subject.result}")
     if annotated is not None and subject.result is not None:
-        annotated.write(("\n" if annotated.tell() else "")
-                        + annotated_game(subject, analysed, settings.thresholds, annotator))
-        annotated.flush()
+        _append_game(annotated, annotated_game(subject, analysed, settings.thresholds, annotator))
     if settings.plot is not None and subject.result is not None and len(analysed) > 1:
         plot_game(subject, analysed, settings.thresholds, plot_path_for(settings.plot, subject, several))
+
+
+def _append_game(stream: IO[str], text: str) -> None:
+    """A game's PDN after those already in ``stream``, a blank line between them."""
+    stream.write(("\n" if stream.tell() else "") + text)
+    stream.flush()
 
 
 def _document(kind: str, done: list[tuple[Subject, list[Analysed]]], settings: AnalysisSettings,

@@ -160,6 +160,24 @@ def test_an_interrupted_analysis_keeps_what_it_finished(tmp_path: Path, signum: 
     assert len(re.findall(r"\{[^}]*\}", main_line)) == finished - 1
 
 
+def test_an_interrupted_annotation_keeps_every_game_of_the_file(tmp_path: Path) -> None:
+    assert PEDINA is not None
+    boards = [blunder_board() for _ in range(3)]
+    path = game_file(tmp_path, *boards)
+    annotated = tmp_path / "annotated.pdn"
+    child = subprocess.Popen([PEDINA, "analyze", str(path), "--time", "0.5", "--jsonl", "--annotate", str(annotated)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=terminal_sigint)
+    assert child.stdout is not None
+    assert json.loads(child.stdout.readline())["game"] == 1  # game 1 begun: games 2 and 3 are not reached
+    child.send_signal(signal.SIGINT)
+    _, errors = child.communicate(timeout=30)
+    assert child.returncode == 130 and "Traceback" not in errors, errors
+    kept = read_games(annotated.read_text(encoding="utf-8"))
+    assert [game.board.moves for game in kept] == [board.moves for board in boards]
+    assert [game.headers["White"] for game in kept] == ["W1", "W2", "W3"]
+    assert "Annotator" in kept[0].headers and "Annotator" not in kept[2].headers
+
+
 # -- annotation and plot --------------------------------------------------------------------------
 
 
