@@ -194,17 +194,22 @@ def move_label(ply: int, white_first: bool) -> str:
 
 def read_fen_lines(text: str) -> list[Position] | None:
     """The positions of a text of FEN or Hub lines, one a line (blank lines and lines
-    starting with ``#`` are skipped), or ``None`` when some line is not a position
-    (the text may then be PDN)."""
-    positions = []
-    for line in text.splitlines():
+    starting with ``#`` are skipped), or ``None`` when its first such line is not a
+    position (the text may then be PDN).
+
+    Raises :class:`PdnError` naming the line when a later line is not a position.
+    """
+    positions: list[Position] = []
+    for number, line in enumerate(text.splitlines(), start=1):
         line = line.strip().lstrip("\ufeff")
         if not line or line.startswith("#"):
             continue
         try:
             positions.append(Position.parse(line))
-        except PositionError:
-            return None
+        except PositionError as error:
+            if not positions:
+                return None
+            raise PdnError(f"line {number} is not a position: {error}") from None
     return positions
 
 

@@ -205,14 +205,14 @@ def load_subjects(target: str, game_number: int | None = None) -> tuple[str, lis
 
 
 def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[str, list[Subject]]:
-    positions = read_fen_lines(text)
+    try:
+        positions = read_fen_lines(text)
+        games = read_games(text) if positions is None else []
+    except PdnError as error:
+        raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
     if positions is not None:
         kind, subjects = "positions", [Subject(n, Board(p), {}, None) for n, p in enumerate(positions, start=1)]
     else:
-        try:
-            games = read_games(text)
-        except PdnError as error:
-            raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
         kind = "games"
         subjects = [Subject(n, game.board, dict(game.headers), game.result) for n, game in enumerate(games, start=1)]
     what = "game" if kind == "games" else "position"

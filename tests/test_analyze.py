@@ -261,3 +261,12 @@ def test_show_draws_a_position_of_a_game(tmp_path: Path) -> None:
     assert "b  1" in start and "w 32" in start and start.splitlines()[-1].startswith("White to move.")
     bad = run("show", str(path), "--game", "2", "--ply", "99")
     assert bad.returncode != 0 and "there is no ply 99: the game has 24" in bad.stderr
+
+
+def test_a_bad_line_of_a_file_of_positions_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "positions.fen"
+    path.write_text("W:W21-32:B1-12\n# a comment\nB:W21-32:B1-12\nW:W21-32:B1-99\n", encoding="utf-8")
+    result = run("analyze", str(path), "--depth", "1")
+    errors = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(errors) == 1, result.stderr
+    assert "line 4 is not a position" in errors[0] and "square" in errors[0]

@@ -126,6 +126,8 @@ def test_a_byte_order_mark_in_text_is_blank() -> None:
     assert read_fen_lines("\ufeffW:W21-32:B1-12\n# comment\n\nBbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww\n") == [
         Position.start(), Position.from_hub("Bbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww")]
     assert read_fen_lines(TAGS) is None
+    with pytest.raises(PdnError, match="line 4 is not a position"):
+        read_fen_lines("W:W21-32:B1-12\n# comment\n\nW:W1-10000:B2\n")
 
 
 def test_annotations_are_written_and_read_back_by_us_and_pydraughts() -> None:

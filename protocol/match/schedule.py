@@ -56,14 +56,14 @@ def read_openings(path: str) -> list[Opening]:
         text = decode_pdn(Path(path).read_bytes())
     except OSError as error:
         raise MatchError(f"cannot read openings file {path}: {error.strerror or error}") from None
-    positions = read_fen_lines(text)
-    if positions is not None:
-        found = [Opening(position) for position in positions]
-    else:
-        try:
+    try:
+        positions = read_fen_lines(text)
+        if positions is not None:
+            found = [Opening(position) for position in positions]
+        else:
             found = [Opening(game.board.start, tuple(game.board.moves)) for game in read_games(text)]
-        except PdnError as error:
-            raise MatchError(f"openings file {path}: neither FEN lines nor PDN games ({error})") from None
+    except PdnError as error:
+        raise MatchError(f"openings file {path}: {error}") from None
     playable = [opening for opening in found if not opening.board().is_game_over()]
     if not playable:
         raise MatchError(f"openings file {path}: no playable opening found")
