@@ -41,6 +41,7 @@ table, ``"book": true`` in JSON and ``book`` at the start of its annotation.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -66,10 +67,15 @@ from pedina.protocol.plotting import check_plot_path, saved_figure
 from pedina.protocol.interrupts import interrupt_requests
 from pedina.protocol.scores import for_white, men, proven_note
 
-#: Scores beyond this many men are drawn at it on the plot (proven results, known endings).
-PLOT_CLIP = 10.0
-#: Plies between two labels of the plot at the same height.
-PLOT_LABEL_GAP = 8
+#: The plot's vertical scale: ``tanh(men / PLOT_SCALE)``, so that a third of a man in the
+#: opening shows as clearly as the difference between a piece and two later on, and a won
+#: game (a proven result, a known ending) nears the edge without flattening the rest.
+PLOT_SCALE = 3.0
+#: The scores in men marked on the plot's vertical axis.
+PLOT_TICKS = (-10.0, -3.0, -1.0, 0.0, 1.0, 3.0, 10.0)
+#: The labels' font size (points), and how wide a character of it is taken to be.
+PLOT_LABEL_SIZE = 7.0
+_PLOT_CHAR_WIDTH = 0.62
 
 
 @dataclass
@@ -338,13 +344,13 @@ def annotated_game(subject: Subject, analysed: list[Analysed], thresholds: Thres
 
 
 def plot_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds, path: str) -> None:
-    """Save a picture of the evaluation (White's view, in men, clipped at :data:`PLOT_CLIP`) after
-    each ply of ``subject``, the mistakes and blunders marked with their moves."""
+    """Save a picture of the evaluation (White's view, in men, on the :data:`PLOT_SCALE` scale)
+    after each ply of ``subject``, the mistakes and blunders marked with their moves."""
     plies = [item.ply for item in analysed]
-    values = [max(-PLOT_CLIP, min(PLOT_CLIP, for_white(item.score, item.position.white_to_move) / 100))
-              for item in analysed]
+    values = [_plotted(for_white(item.score, item.position.white_to_move) / 100) for item in analysed]
     white_first = subject.board.start.white_to_move
-    with saved_figure(path, 10.0, 4.5) as (figure, axes):
+    width, height = 10.0, 4.5
+    with saved_figure(path, width, height) as (figure, axes):
         axes.axhline(0.0, color="grey", linewidth=0.8)
         axes.fill_between(plies, values, 0.0, alpha=0.2)
         axes.plot(plies, values, color="black", linewidth=1.2, label="evaluation (White's view)")
@@ -354,25 +360,43 @@ def plot_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds
             if marked:
                 axes.scatter([item.ply + 1 for item in marked], [values[item.ply + 1] for item in marked],
                              color=colour, zorder=3, label=label)
-        # Each label goes on the first level (above, below, further above...) where the last
-        # label is far enough away not to overlap it.
-        levels = [8, -14, 20, -26, 32, -38]
-        last = [-PLOT_LABEL_GAP] * len(levels)
+        span = max(1, len(subject.board.moves))
+        # Where things are on the axes, in points (the axes take about 85% by 80% of the figure).
+        axes_width, axes_height = width * 72 * 0.85, height * 72 * 0.8
+        placed: list[tuple[float, float, float, float]] = []
+        # Each label goes at the first height, towards the middle of the plot first, where it
+        # stays inside the axes and clears every label placed; where there is none, the mark
+        # stays unlabelled (the annotated game names every one) rather than be written over.
         for item in judged:
             move = subject.board.moves[item.ply]
             text = (f"{move_label(item.ply, white_first)} {Board(analysed[item.ply].position).pdn(move)}"
                     + ("??" if item.nag == 4 else "?"))
             x = item.ply + 1
-            level = next((i for i, at in enumerate(last) if x - at >= PLOT_LABEL_GAP), 0)
-            last[level] = x
-            axes.annotate(text, (x, values[x]), textcoords="offset points", xytext=(0, levels[level]),
-                          ha="center", fontsize=7)
-        axes.set_xlim(0, max(1, len(subject.board.moves)))
-        axes.set_ylim(-PLOT_CLIP * 1.1, PLOT_CLIP * 1.1)
+            centre = x / span * axes_width
+            half = len(text) * PLOT_LABEL_SIZE * _PLOT_CHAR_WIDTH / 2
+            mark = (values[x] + 1.05) / 2.1 * axes_height
+            offsets = sorted((10, 22, 34, -12, -24, -36), key=lambda offset: (offset * values[x] > 0, abs(offset)))
+            for offset in offsets:
+                box = (centre - half, mark + offset - PLOT_LABEL_SIZE / 2, centre + half, mark + offset + PLOT_LABEL_SIZE / 2)
+                inside = box[0] >= 0 and box[2] <= axes_width and box[1] >= 0 and box[3] <= axes_height
+                if inside and not any(box[0] < other[2] and other[0] < box[2] and box[1] < other[3]
+                                      and other[1] < box[3] for other in placed):
+                    placed.append(box)
+                    axes.annotate(text, (x, values[x]), textcoords="offset points", xytext=(0, offset),
+                                  ha="center", va="center", fontsize=PLOT_LABEL_SIZE)
+                    break
+        axes.set_xlim(0, span)
+        axes.set_ylim(-1.05, 1.05)
+        axes.set_yticks([_plotted(men) for men in PLOT_TICKS], [f"{men:+g}" if men else "0" for men in PLOT_TICKS])
         axes.set_xlabel("ply")
-        axes.set_ylabel(f"men (clipped at ±{PLOT_CLIP:g})")
+        axes.set_ylabel("men, White's view")
         axes.set_title(subject.title or "evaluation")
         axes.legend(loc="best", fontsize=8)
+
+
+def _plotted(men: float) -> float:
+    """Where a score of ``men`` goes on the plot's vertical axis (see :data:`PLOT_SCALE`)."""
+    return math.tanh(men / PLOT_SCALE)
 
 
 def plot_path_for(path: str, subject: Subject, several: bool) -> str:
