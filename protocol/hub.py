@@ -312,7 +312,10 @@ class HubServer:
                 raise HubInputError(f"{name}: {error}") from None
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
-        self._session.prepare()  # hash table, endgame tables and book now, not on the first go's clock
+        try:
+            self._session.prepare()  # hash table, endgame tables and book now, not on the first go's clock
+        except Exception as error:  # a client waits for ready whatever failed: say it, then answer
+            self._error(f"init: {type(error).__name__}: {error}")
         self._send("ready")
 
     def _new_game(self, args: list[tuple[str, str | None]]) -> None:

@@ -151,3 +151,16 @@ def test_gui_engine_options_set_pedinas_own_engine_only() -> None:
     runner = CliRunner()
     refused = runner.invoke(main, ["gui", "--engine", "cmd=pedina hub", "--skill", "3", "--no-browser"])
     assert refused.exit_code == 2 and "option.NAME=VALUE" in refused.output
+
+
+def test_init_answers_ready_even_when_the_tables_cannot_be_opened(tmp_path: Path) -> None:
+    from pedina.egdb import build_databases
+
+    build_databases(str(tmp_path), 2)
+    broken = sorted(tmp_path.glob("*.egdb"))[0]
+    broken.write_bytes(broken.read_bytes()[:5])  # cut short, as an interrupted copy leaves it
+    output = io.StringIO()
+    HubServer(output, settings=STUB_SETTINGS).run(["hub", f"set-param name=egdb-path value={tmp_path}", "init"])
+    lines = output.getvalue().splitlines()
+    assert lines[-1] == "ready"
+    assert any(line.startswith("error ") and "init" in line for line in lines[:-1])
