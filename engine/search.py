@@ -278,13 +278,17 @@ class Searcher:
     def configure(self, settings: EngineSettings) -> None:
         """Search with ``settings`` from the next search on. A new hash size or other endgame
         tables clear the hash table (its scores were found with other knowledge); tables that
-        cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError` and change nothing."""
+        cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError`, and a hash size
+        whose memory cannot be had :class:`MemoryError`, and change nothing."""
+        tables = self._egdb
         if settings.egdb_path != self._settings.egdb_path:
-            self._egdb = open_endgame_database(settings.egdb_path)
-            self._egdb_pieces = self._egdb.pieces if self._egdb is not None else 0
-            self.tt.clear()
+            tables = open_endgame_database(settings.egdb_path)
         if settings.hash_mb != self._settings.hash_mb:
-            self.tt.resize(settings.hash_mb)
+            self.tt.resize(settings.hash_mb)  # a MemoryError leaves the table as it was
+        if tables is not self._egdb:
+            self._egdb = tables
+            self._egdb_pieces = tables.pieces if tables is not None else 0
+            self.tt.clear()
         self._settings = settings
 
     def prepare(self) -> None:

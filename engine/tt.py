@@ -86,13 +86,21 @@ class TranspositionTable:
         return self.table, self._spare
 
     def resize(self, mb: float) -> None:
-        """Change the size (clears the table)."""
+        """Change the size (clears the table). Raises :class:`MemoryError` when the memory for
+        the new size cannot be had: the table then stays as it was, size and entries."""
         self.wait_swept()
+        size = slot_count(mb)
+        fresh: list[Entry | None] = [None] * size
+        old_size = len(self.table)
+        self.table[:] = fresh
+        try:
+            self._spare[:] = fresh
+        except MemoryError:
+            self.table[:] = [None] * old_size  # a smaller list than the one that was just made
+            raise
         self.mb = mb
-        self.size = slot_count(mb)
-        self.mask = self.size - 1
-        self.table[:] = [None] * self.size
-        self._spare[:] = [None] * self.size
+        self.size = size
+        self.mask = size - 1
 
     def clear(self) -> None:
         """Empty every slot (the size stays): at once, the old entries freed on a thread of

@@ -306,10 +306,14 @@ class HubServer:
             raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(self._params)})")
         typed = param.parse(value)
         if param.field:
+            settings = self._session.settings
             try:
-                self._session.configure(self._session.settings.with_values({param.field: typed}))
+                self._session.configure(settings.with_values({param.field: typed}))
             except ValueError as error:  # tables that cannot be opened: the earlier ones stay
                 raise HubInputError(f"{name}: {error}") from None
+            except MemoryError:
+                raise HubInputError(f"{name}: not enough memory for {value}; the hash table stays at "
+                                    f"{settings.hash_mb} MB") from None
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
         try:

@@ -164,3 +164,36 @@ def test_init_answers_ready_even_when_the_tables_cannot_be_opened(tmp_path: Path
     lines = output.getvalue().splitlines()
     assert lines[-1] == "ready"
     assert any(line.startswith("error ") and "init" in line for line in lines[:-1])
+
+
+def test_a_hash_size_whose_memory_cannot_be_had_leaves_the_engine_as_it_was() -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import io, resource
+        from pedina.protocol.hub import HubServer
+
+        def virtual_bytes():
+            with open("/proc/self/status") as status:
+                return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+
+        output = io.StringIO()
+        engine = HubServer(output)
+        for line in ("hub", "set-param name=tt-size value=8", "set-param name=book value=false", "init"):
+            engine.handle(line)
+        # 64 MB more address space than the process has now: 4096 MB of table (two lists of
+        # 2**24 slots, 256 MB) cannot be had.
+        limit = virtual_bytes() + 64 * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        engine.handle("set-param name=tt-size value=4096")
+        engine.run(["pos pos=Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww", "level depth=4", "go think"])
+        print(output.getvalue())
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    errors = [line for line in lines if line.startswith("error ")]
+    assert len(errors) == 1 and "tt-size" in errors[0] and "stays at 8 MB" in errors[0], lines
+    assert any(line.startswith("info depth=4 ") for line in lines) and lines[-2].startswith("done move=")
