@@ -162,14 +162,14 @@ class Session:
     """Runs searches on one searcher with the guarantees of the module's docstring.
 
     ``settings`` are the engine's (:class:`~pedina.settings.EngineSettings`): the
-    searcher's, and the opening book's ``book`` (on by default) and ``book_variety``
-    (0: always the book's best move; ``seed`` seeds its draws, see
-    :meth:`pedina.book.Book.choose`). :meth:`configure` changes them, and a searcher
-    made to replace a stuck one is made from them too. ``searcher_factory`` makes a
-    searcher from settings (tests pass stubs); ``report`` receives a line for every
-    abnormal event (a failed search, an illegal move, a stuck searcher), for the
-    adapter to log or show. Raises :class:`~pedina.egdb.EndgameDatabaseError` when the
-    settings name a folder without endgame tables.
+    searcher's, and the opening book's ``book`` (on by default), ``book_path`` (the
+    shipped book unless named) and ``book_variety`` (0: always the book's best move;
+    ``seed`` seeds its draws, see :meth:`pedina.book.Book.choose`). :meth:`configure`
+    changes them, and a searcher made to replace a stuck one is made from them too.
+    ``searcher_factory`` makes a searcher from settings (tests pass stubs); ``report``
+    receives a line for every abnormal event (a failed search, an illegal move, a stuck
+    searcher), for the adapter to log or show. Raises :class:`ValueError` as
+    :func:`check_settings` does when the settings name what cannot be used.
     """
 
     def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, *,
