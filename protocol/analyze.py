@@ -53,14 +53,15 @@ import click
 from pedina import __version__
 from pedina.board import Board, Outcome
 from pedina.book import Book, BookError, shipped_book
+from pedina.egdb import EndgameDatabase
 from pedina.move import Move
 from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
 from pedina.position import Position, PositionError
-from pedina.search import WIN, EndgameTables, Info, database_result, proven_plies
+from pedina.search import WIN, Info, database_result, proven_plies
 from pedina.session import Session
 from pedina.timeman import Limits
 from pedina.protocol.plotting import check_plot_path, saved_figure
-from pedina.protocol.egdb_command import egdb_option, open_egdb
+from pedina.protocol.egdb_command import egdb_option, open_egdb, report_dropped_tables
 from pedina.protocol.interrupts import interrupt_requests
 from pedina.protocol.scores import for_white, men, proven_note
 
@@ -397,7 +398,7 @@ class AnalysisSettings:
     annotate: str | None
     plot: str | None
     thresholds: Thresholds
-    egdb: EndgameTables | None = None
+    egdb: EndgameDatabase | None = None
     book: Book | None = None  # the played moves found in it are marked
 
 
@@ -448,6 +449,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                 for ply in range(len(moves) + 1):
                     outcome = board.outcome()
                     lines = analyse(session, board, settings.limits, interruption) if outcome is None else []
+                    report_dropped_tables(settings.egdb)  # a table the search found broken: it went on without it
                     if interruption.is_set():
                         break  # this position's search was cut short: it is not reported as analysed
                     played = moves[ply] if ply < len(moves) else None

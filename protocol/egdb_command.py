@@ -67,7 +67,8 @@ def egdb_folder_option(command: Callable[..., None]) -> Callable[..., None]:
 
 def open_egdb(directory: str | None, no_egdb: bool = False) -> EndgameDatabase | None:
     """The database of ``--egdb`` (``None`` with ``--no-egdb``, the shipped tables with
-    neither), or a click error when the folder holds no complete set of tables."""
+    neither), or a click error when the folder holds no complete set of tables. A table
+    that cannot be opened is dropped with a warning (:func:`report_dropped_tables`)."""
     if no_egdb:
         if directory is not None:
             raise click.UsageError("--egdb and --no-egdb contradict each other")
@@ -77,8 +78,16 @@ def open_egdb(directory: str | None, no_egdb: bool = False) -> EndgameDatabase |
         raise click.BadParameter(f"{directory} holds no complete set of tables (see `pedina egdb build`)",
                                  param_hint="--egdb")
     if database is not None:
-        database.open_all()
+        database.open_all(drop_broken=True)
+        report_dropped_tables(database)
     return database
+
+
+def report_dropped_tables(database: EndgameDatabase | None) -> None:
+    """One warning line on standard error for each table ``database`` dropped since the last call."""
+    if database is not None:
+        for error in database.take_errors():
+            click.echo(f"Warning: {error}", err=True)
 
 
 def _folder(directory: str | None) -> str:
