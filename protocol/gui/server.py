@@ -101,7 +101,8 @@ class Guard:
         given = query.get("token", [None])[0]
         if given is None:
             given = HTTPConnection(scope).cookies.get(cookie_name(self.port))
-        if given is None or not secrets.compare_digest(given, self.token):
+        # Compared as bytes: compare_digest refuses text with characters beyond ASCII.
+        if given is None or not secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
             return "a missing or wrong token: open the address that pedina gui printed"
         return None
 
