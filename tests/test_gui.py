@@ -199,6 +199,17 @@ def test_a_token_beyond_ascii_is_refused_like_any_wrong_token() -> None:
             assert refused.value.response.status_code == 403
 
 
+def test_a_message_nested_too_deeply_is_refused_and_the_connection_kept() -> None:
+    with live_server([random_spec()]) as host:
+        with connect(f"ws://{host}/ws?token={TOKEN}", origin=Origin(f"http://{host}")) as websocket:
+            assert json.loads(websocket.recv(timeout=10))["type"] == "welcome"
+            assert json.loads(websocket.recv(timeout=10))["type"] == "state"
+            websocket.send("[" * 100_000 + "]" * 100_000)
+            assert json.loads(websocket.recv(timeout=10)) == {"type": "error", "message": "a message nested too deeply"}
+            websocket.send(json.dumps({"type": "move", "start": 22, "path": [18]}))
+            assert json.loads(websocket.recv(timeout=10))["fen"].startswith("B:W18,")
+
+
 def test_loopback_names() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("[::1]")
     assert is_loopback("127.0.0.2") and not is_loopback("0.0.0.0") and not is_loopback("example.org")

@@ -165,7 +165,10 @@ def create_app(catalog: EngineCatalog, token: str, port: int, *, loopback: bool 
                     break
                 text = event.get("text")
                 if isinstance(text, str):
-                    await table.handle(text)
+                    try:
+                        await table.handle(text)
+                    except RecursionError:  # json.loads of a message nested about a thousand deep
+                        table.error("a message nested too deeply")
                 else:
                     table.error("messages must be JSON text")
         finally:
