@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import tracemalloc
 from collections.abc import Callable
 
 import draughts
@@ -178,12 +179,44 @@ def test_moves_in_hub_and_path_text_are_read() -> None:
     ("1. 22-18 {no end", "comment not closed"),
     ('[GameType "20"]\n1. 32-28', "GameType '20' is not Italian draughts (22)"),
     ("1. 22-18\nhello", "game 1 (line 2): unexpected text 'hello'"),
+    ('[Event "x\n\n"]\n[Site "y', "game 1 (line 4): tag Site not closed"),
+    ('[Event "x\\"]', "game 1 (line 1): tag Event not closed"),
     ("", "no game found"),
 ])
 def test_errors_say_where_and_why(text: str, message: str) -> None:
     with pytest.raises(PdnError) as error:
         read_games(text) if "game 2" in message else read_game(text)
     assert message in str(error.value)
+
+
+LONG = 200_000
+
+
+@pytest.mark.parametrize("text", [
+    '[Event "' + "x" * LONG + '"]\n1. 22-18 *',
+    '[Event "' + '\\"' * (LONG // 2) + '"]\n1. 22-18 *',
+    "1. 22-18 {" + "x" * LONG + "} *",
+    "1. 22-18 ;" + "x" * LONG + "\n*",
+    "1. " + "-".join(["22", "18"] * (LONG // 6)) + " *",
+    "1. 22-18 " + "hello " * (LONG // 6),
+])
+def test_long_tags_comments_and_moves_are_read_in_linear_memory(text: str) -> None:
+    tracemalloc.start()
+    try:
+        try:
+            read_games(text)
+        except PdnError:
+            pass  # the long move and the unexpected text: what matters is what finding so cost
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(text)
+
+
+def test_an_escaped_long_tag_keeps_its_value() -> None:
+    value = 'a \\"quoted\\" ' * 10_000
+    (game,) = read_games(f'[Event "{value}"]\n1. 22-18 *')
+    assert game.headers["Event"] == value.replace("\\", "")
 
 
 def test_read_game_checks_only_the_first_game() -> None:
