@@ -4,7 +4,8 @@ Reading is tolerant: tag pairs, comments ``{...}`` and ``;`` to end of line,
 variations ``(...)`` (nested, skipped), move numbers ``12.`` / ``12...``, NAGs
 ``$1``, ``!``/``?`` annotations, ``%`` escape lines and several games in one
 text. Moves are resolved against the legal moves with :func:`pedina.move.parse_move`,
-so Hub, PDN and full-path move text are all accepted.
+so Hub, PDN and full-path move text are all accepted. A game ends where the rules end
+it (:meth:`pedina.board.Board.outcome`): a move after that is refused.
 
 Writing gives the tags in a fixed shape (the caller's tags in order, then
 ``GameType``, ``SetUp``/``FEN`` for a non-initial start, ``Result``), numbered
@@ -195,6 +196,10 @@ def _build(raw: _RawGame, number: int) -> PdnGame:
     for text, line in raw.moves:
         ply = len(board.moves)
         label = move_label(ply, start.white_to_move)
+        ended = board.outcome()
+        if ended is not None:
+            raise PdnError(f"game {number} (line {line}), move {label} {text}: the game ended after ply {ply} "
+                           f"({ended.termination}, {ended.result()})")
         try:
             board.push(board.parse_move(re.sub(r"[!?]+$", "", text)))
         except MoveError as error:
@@ -232,7 +237,8 @@ def read_fen_lines(text: str) -> list[Position] | None:
 def read_games(text: str) -> list[PdnGame]:
     """Every game of a PDN text, moves resolved and played.
 
-    Raises :class:`PdnError` naming the game (and move) at fault.
+    Raises :class:`PdnError` naming the game (and move) at fault: also for a move played
+    after the rules ended the game (by repetition, say), naming the ply it ended at.
     """
     return [_build(raw, number) for number, raw in enumerate(_split_games(text), start=1)]
 

@@ -11,7 +11,7 @@ import pytest
 from draughts.PDN import PDNReader, PDNWriter
 
 from conftest import random_game
-from pedina import Board, Position
+from pedina import Board, Move, Outcome, Position, Termination, legal_moves
 from pedina.pdn import MoveNote, PdnError, PdnGame, decode_pdn, read_fen_lines, read_game, read_games, write_game
 
 SECOND_FEN = "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
@@ -217,6 +217,33 @@ def test_an_escaped_long_tag_keeps_its_value() -> None:
     value = 'a \\"quoted\\" ' * 10_000
     (game,) = read_games(f'[Event "{value}"]\n1. 22-18 *')
     assert game.headers["Event"] == value.replace("\\", "")
+
+
+def test_a_game_stops_at_its_end_by_repetition() -> None:
+    shuffle = ["29-25", "1-5", "25-29", "5-1"] * 2_500  # repeated from ply 8 on, 10,000 plies
+    text = '[FEN "W:WK29,K32:BK1,K4"]\n' + " ".join(shuffle) + " *"
+    with pytest.raises(PdnError) as error:
+        read_games(text)
+    assert str(error.value) == "game 1 (line 2), move 5. 29-25: the game ended after ply 8 (repetition, 1/2-1/2)"
+    (game,) = read_games('[FEN "W:WK29,K32:BK1,K4"]\n' + " ".join(shuffle[:8]) + " 1/2-1/2")
+    assert game.board.outcome() is not None and len(game.board.moves) == 8
+
+
+def test_a_game_stops_at_its_end_by_the_40_move_count() -> None:
+    def walk(board: Board, move: Move) -> tuple[bool, int]:
+        """A king move's cost: whether it offers a capture, then how often its position was seen."""
+        after = board.position.play(move)
+        return any(reply.captured for reply in legal_moves(after)), board.positions.count(after)
+
+    board = Board("W:WK29:BK4")
+    while board.reversible_plies < 80:
+        board.push(min(board.legal_moves(), key=lambda move: walk(board, move)))
+    assert board.outcome() == Outcome(Termination.MOVE_COUNT, None)
+    text = write_game(board, result="1/2-1/2")
+    assert read_games(text)[0].board.moves == board.moves
+    board.push(board.legal_moves()[0])
+    with pytest.raises(PdnError, match=r"move 41\. .*: the game ended after ply 80 \(40-move rule, 1/2-1/2\)"):
+        read_games(write_game(board, result="*"))
 
 
 def test_read_game_checks_only_the_first_game() -> None:
