@@ -4,7 +4,8 @@ Reading is tolerant: tag pairs, comments ``{...}`` and ``;`` to end of line,
 variations ``(...)`` (nested, skipped), move numbers ``12.`` / ``12...``, NAGs
 ``$1``, ``!``/``?`` annotations, ``%`` escape lines and several games in one
 text. Moves are resolved against the legal moves with :func:`pedina.move.parse_move`,
-so Hub, PDN and full-path move text are all accepted.
+so Hub, PDN and full-path move text are all accepted. A game ends where the rules end
+it (:meth:`pedina.board.Board.outcome`): a move after that is refused.
 
 Writing gives the tags in a fixed shape (the caller's tags in order, then
 ``GameType``, ``SetUp``/``FEN`` for a non-initial start, ``Result``), numbered
@@ -42,19 +43,24 @@ _LINE_WIDTH = 79
 _TOKEN = re.compile(
     r"""
       (?P<space>[\s\ufeff]+)
-    | (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*\])
+    | (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*")
     | (?P<comment>\{[^}]*\}?)
     | (?P<line_comment>;[^\n]*)
     | (?P<open>\()
     | (?P<close>\))
     | (?P<result>(?:1/2-1/2|1-0|0-1|2-0|0-2|1-1|\*)(?![\w/-]))
     | (?P<number>\d+\s*\.+)
-    | (?P<move>\d+(?:\s*[-xX:]\s*\d+)+[!?]*)
+    | (?P<move>\d+(?:\s*[-xX:]\s*\d+){1,12}[!?]*)  # 13 squares at most: a side has 12 pieces to take
     | (?P<ellipsis>\.+)
     | (?P<nag>\$\d+|[!?]+)
     """,
     re.VERBOSE,
 )
+#: What ends a tag value (a quote) or escapes a character in it (a backslash), and the tag's
+#: end after the value. The value is scanned by :func:`_tag_value_end`: a regular expression
+#: repeating a group over it would keep hundreds of bytes for every character.
+_TAG_STOP = re.compile(r'["\\]')
+_TAG_CLOSE = re.compile(r'\s*\]')
 
 
 def decode_pdn(data: bytes) -> str:
@@ -104,6 +110,14 @@ class _RawGame:
         return not self.headers and not self.moves
 
 
+def _tag_value_end(text: str, start: int) -> int:
+    """The closing quote of the tag value that starts at ``start``, ``-1`` when there is none."""
+    stop = _TAG_STOP.search(text, start)
+    while stop is not None and stop.group() == "\\":
+        stop = _TAG_STOP.search(text, stop.end() + 1)
+    return -1 if stop is None else stop.start()
+
+
 def _split_games(text: str) -> list[_RawGame]:
     # Escape lines (``%`` in the first column) are for other programs.
     text = "\n".join("" if line.startswith("%") else line for line in text.splitlines())
@@ -115,12 +129,20 @@ def _split_games(text: str) -> list[_RawGame]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
-            snippet = text[pos:pos + 20].split()[0] if text[pos:].split() else text[pos:pos + 20]
+            words = text[pos:pos + 20].split()
+            snippet = words[0] if words else text[pos:pos + 20]
             raise PdnError(f"game {len(games) + 1} (line {line}): unexpected text {snippet!r}")
-        pos = match.end()
         kind = match.lastgroup
+        end = match.end()
+        if kind == "tag":
+            value_end = _tag_value_end(text, end)
+            close = _TAG_CLOSE.match(text, value_end + 1) if value_end >= 0 else None
+            if close is None:
+                raise PdnError(f"game {len(games) + 1} (line {line}): tag {match.group('name')} not closed")
+            end = close.end()
         token_line = line
-        line += match.group().count("\n")
+        line += text.count("\n", pos, end)
+        pos = end
         if kind in ("space", "comment", "line_comment", "nag", "number", "ellipsis"):
             if kind == "comment" and not match.group().endswith("}"):
                 raise PdnError(f"game {len(games) + 1} (line {token_line}): comment not closed")
@@ -143,7 +165,7 @@ def _split_games(text: str) -> list[_RawGame]:
                 game = _RawGame(token_line)
             elif not game.headers:
                 game.line = token_line
-            game.headers[match.group("name")] = re.sub(r"\\(.)", r"\1", match.group("value"))
+            game.headers[match.group("name")] = re.sub(r"\\(.)", r"\1", text[match.end():value_end])
         elif kind == "result":
             result = match.group()
             game.result = _RESULT_ALIASES.get(result, result)
@@ -174,6 +196,10 @@ def _build(raw: _RawGame, number: int) -> PdnGame:
     for text, line in raw.moves:
         ply = len(board.moves)
         label = move_label(ply, start.white_to_move)
+        ended = board.outcome()
+        if ended is not None:
+            raise PdnError(f"game {number} (line {line}), move {label} {text}: the game ended after ply {ply} "
+                           f"({ended.termination}, {ended.result()})")
         try:
             board.push(board.parse_move(re.sub(r"[!?]+$", "", text)))
         except MoveError as error:
@@ -216,7 +242,8 @@ def read_fen_lines(text: str) -> list[Position] | None:
 def read_games(text: str) -> list[PdnGame]:
     """Every game of a PDN text, moves resolved and played.
 
-    Raises :class:`PdnError` naming the game (and move) at fault.
+    Raises :class:`PdnError` naming the game (and move) at fault: also for a move played
+    after the rules ended the game (by repetition, say), naming the ply it ended at.
     """
     return [_build(raw, number) for number, raw in enumerate(_split_games(text), start=1)]
 

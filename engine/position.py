@@ -142,8 +142,13 @@ class Position:
                 if not match:
                     raise PositionError(f"bad FEN square {item!r} (expected e.g. 21, K5 or 1-12)")
                 king = colour + ("K" if match.group(1) else "")
-                first = int(match.group(2))
-                last = int(match.group(4)) if match.group(4) else first
+                ends = [match.group(2), match.group(4) or match.group(2)]
+                for end in ends:
+                    # Checked on the digits, before expanding the range or converting: a text
+                    # like "1-10000000" must not cost memory (nor a 5,000-digit one int()'s limit).
+                    if len(end) > 2 or not 1 <= int(end) <= 32:
+                        raise PositionError(f"FEN square {end} is not between 1 and 32 (in {item!r})")
+                first, last = int(ends[0]), int(ends[1])
                 if last < first:
                     raise PositionError(f"bad FEN range {item!r}: {last} comes before {first}")
                 squares[king].extend(range(first, last + 1))

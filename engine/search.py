@@ -160,8 +160,13 @@ class EndgameTables(Protocol):
     #: Every position with at most this many pieces is in the tables.
     pieces: int
 
-    def open_all(self) -> None:
-        """Open every table now (see :meth:`Searcher.prepare`)."""
+    def open_all(self, drop_broken: bool = False) -> None:
+        """Open every table now (see :meth:`Searcher.prepare`); ``drop_broken``: a table that
+        cannot be opened is dropped, not raised."""
+        ...
+
+    def take_errors(self) -> list[str]:
+        """Why each table dropped since the last call was dropped (a lookup never raises)."""
         ...
 
     def lookup(self, us: int, them: int, kings: int, white: bool) -> tuple[int, int] | None:
@@ -292,9 +297,15 @@ class Searcher:
         self._settings = settings
 
     def prepare(self) -> None:
-        """Open every endgame table now, not on the clock of the first search that reaches it."""
+        """Open every endgame table now, not on the clock of the first search that reaches it
+        (a broken one is dropped: see :meth:`problems`)."""
         if self._egdb is not None:
-            self._egdb.open_all()
+            self._egdb.open_all(drop_broken=True)
+
+    def problems(self) -> list[str]:
+        """What went wrong since the last call without stopping a search, one line each: an
+        endgame table found broken and dropped (the search goes on without it)."""
+        return self._egdb.take_errors() if self._egdb is not None else []
 
     def stop(self) -> None:
         """Ask a running search to return as soon as possible (thread-safe)."""

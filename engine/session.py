@@ -94,6 +94,8 @@ class SupportsSearch(Protocol):
 
     def prepare(self) -> None: ...
 
+    def problems(self) -> list[str]: ...
+
     def new_game(self) -> None: ...
 
     def start(self, board: Board, limits: Limits, on_info: InfoCallback | None,
@@ -206,7 +208,9 @@ class Session:
     def prepare(self) -> None:
         """Make the searcher, open its endgame tables and read the book now: an engine does
         it before its first search, whose clock would otherwise pay for them."""
-        self.searcher.prepare()
+        searcher = self.searcher
+        searcher.prepare()
+        self._note_problems(searcher)
         try:
             self.opening_book()
         except (OSError, ValueError):
@@ -370,6 +374,9 @@ class Session:
     def _on_done(self, job: _SearchJob, result: Result | None, error: Exception | None) -> None:
         if error is not None:
             self._note(f"search failed: {type(error).__name__}: {error}")
+        searcher = self._searcher
+        if searcher is not None:
+            self._note_problems(searcher)
         try:
             self._answer(job, result)
         finally:
@@ -428,6 +435,10 @@ class Session:
                     job.on_answer(answer)
             finally:
                 job.answered.set()
+
+    def _note_problems(self, searcher: SupportsSearch) -> None:
+        for problem in searcher.problems():
+            self._note(problem)
 
     def _note(self, text: str) -> None:
         if self._report is not None:

@@ -433,7 +433,8 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
     """Analyse ``subjects`` (of ``kind``, see :func:`load_subjects`) and write every output asked
     for; ``False`` when interrupted (the outputs then hold what was finished)."""
     out = sys.stdout
-    session = Session(settings.engine_settings)
+    session = Session(settings.engine_settings, report=lambda text: click.echo(f"Warning: {text}", err=True))
+    session.prepare()  # the tables opened (a broken one dropped, with a warning) and the book read now
     try:
         book = session.opening_book()  # the played moves found in it are marked
     except (OSError, BookError) as error:

@@ -35,6 +35,9 @@ class ScriptedSearcher:
     def prepare(self) -> None:
         self.prepared += 1
 
+    def problems(self) -> list[str]:
+        return []
+
     def new_game(self) -> None:
         self.games += 1
 

@@ -640,6 +640,58 @@ def test_verify_command_fails_on_a_damaged_table(three: str, tmp_path: Path) -> 
     assert result.stderr.strip().splitlines()[-1].startswith("Error: ") and "corrupt" in result.stderr
 
 
+def copied_tables(three: str, folder: Path) -> str:
+    for name in os.listdir(three):
+        shutil.copy(os.path.join(three, name), folder / name)
+    return str(folder)
+
+
+def test_a_table_whose_header_is_another_slices_is_refused(three: str, tmp_path: Path) -> None:
+    folder = copied_tables(three, tmp_path)
+    first, second = table_path(folder, (0, 2, 0, 1)), table_path(folder, (0, 1, 0, 2))
+    os.replace(first, first + ".swap")
+    os.replace(second, first)
+    os.replace(first + ".swap", second)
+    database = EndgameDatabase(folder)
+    with pytest.raises(TableFileError, match=r"slice-0-2-0-1.egdb: its header is of slice-0-1-0-2"):
+        database.table((0, 2, 0, 1))
+    with pytest.raises(TableFileError, match="its header is of"):
+        database.open_all()
+    assert database.lookup(SQUARE_BIT[1] | SQUARE_BIT[5], SQUARE_BIT[30], SQUARE_BIT[1] | SQUARE_BIT[5] | SQUARE_BIT[30],
+                           True) is None
+    assert database.take_errors() == [f"endgame table dropped: {first}: its header is of slice-0-1-0-2 (15872 "
+                                      "positions), not of slice-0-2-0-1 (15872)"]
+    assert database.take_errors() == []
+    result = run_pedina("analyze", "W:WK1,K5:BK30", "--depth", "4", "--egdb", folder)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "Black wins" not in result.stdout  # the swapped table's values, read as this slice's
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 2 and all(line.startswith("Warning: endgame table dropped: ") for line in warnings)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "zeroed", "blocks"])
+def test_analyze_goes_on_without_a_broken_table(three: str, tmp_path: Path, damage: str) -> None:
+    folder = copied_tables(three, tmp_path)
+    path = Path(table_path(folder, (0, 2, 0, 1)))
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[:len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "zeroed":
+        path.write_bytes(bytes(len(data)))
+    else:  # the header and block index intact, every block zeroed: found only when the search reads one
+        blocks = TableFile(str(path))._offsets[0]
+        path.write_bytes(data[:blocks] + bytes(len(data) - blocks))
+    result = run_pedina("analyze", "W:WK1,K5:BK30", "--depth", "4", "--egdb", folder)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines() == [line for line in result.stderr.splitlines()
+                                          if line.startswith(f"Warning: endgame table dropped: {path}: ")]
+    assert len(result.stderr.splitlines()) == 1
+    row = result.stdout.splitlines()[1].split()
+    assert row[0] == "1." and row[2] == "4" and "(no line)" not in result.stdout  # searched on, to its depth
+
+
 # -- up to 4 pieces (slow: CI runs them) ----------------------------------------------
 
 

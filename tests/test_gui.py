@@ -187,6 +187,29 @@ def test_other_origins_and_hosts_are_refused() -> None:
             assert json.loads(websocket.recv(timeout=10)) == {"type": "error", "message": "messages must be JSON text"}
 
 
+def test_a_token_beyond_ascii_is_refused_like_any_wrong_token() -> None:
+    with live_server([random_spec()]) as host:
+        port = int(host.split(":")[1])
+        assert http_get(f"http://{host}/?token=%C3%A9")[0] == 403
+        assert http_get(f"http://{host}/static/app.js", {"Cookie": f"{cookie_name(port)}=\u00e9"})[0] == 403
+        for address in (f"ws://{host}/ws?token=%C3%A9", f"ws://{host}/ws?token={TOKEN}%C3%A9"):
+            with pytest.raises(InvalidStatus) as refused:
+                with connect(address, origin=Origin(f"http://{host}")):
+                    pass
+            assert refused.value.response.status_code == 403
+
+
+def test_a_message_nested_too_deeply_is_refused_and_the_connection_kept() -> None:
+    with live_server([random_spec()]) as host:
+        with connect(f"ws://{host}/ws?token={TOKEN}", origin=Origin(f"http://{host}")) as websocket:
+            assert json.loads(websocket.recv(timeout=10))["type"] == "welcome"
+            assert json.loads(websocket.recv(timeout=10))["type"] == "state"
+            websocket.send("[" * 100_000 + "]" * 100_000)
+            assert json.loads(websocket.recv(timeout=10)) == {"type": "error", "message": "a message nested too deeply"}
+            websocket.send(json.dumps({"type": "move", "start": 22, "path": [18]}))
+            assert json.loads(websocket.recv(timeout=10))["fen"].startswith("B:W18,")
+
+
 def test_loopback_names() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("[::1]")
     assert is_loopback("127.0.0.2") and not is_loopback("0.0.0.0") and not is_loopback("example.org")

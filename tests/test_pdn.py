@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import tracemalloc
 from collections.abc import Callable
 
 import draughts
@@ -10,7 +11,7 @@ import pytest
 from draughts.PDN import PDNReader, PDNWriter
 
 from conftest import random_game
-from pedina import Board, Position
+from pedina import Board, Move, Outcome, Position, Termination, legal_moves
 from pedina.pdn import MoveNote, PdnError, PdnGame, decode_pdn, read_fen_lines, read_game, read_games, write_game
 
 SECOND_FEN = "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
@@ -180,12 +181,71 @@ def test_moves_in_hub_and_path_text_are_read() -> None:
     ("1. 22-18 {no end", "comment not closed"),
     ('[GameType "20"]\n1. 32-28', "GameType '20' is not Italian draughts (22)"),
     ("1. 22-18\nhello", "game 1 (line 2): unexpected text 'hello'"),
+    ('[Event "x\n\n"]\n[Site "y', "game 1 (line 4): tag Site not closed"),
+    ('[Event "x\\"]', "game 1 (line 1): tag Event not closed"),
     ("", "no game found"),
 ])
 def test_errors_say_where_and_why(text: str, message: str) -> None:
     with pytest.raises(PdnError) as error:
         read_games(text) if "game 2" in message else read_game(text)
     assert message in str(error.value)
+
+
+LONG = 200_000
+
+
+@pytest.mark.parametrize("text", [
+    '[Event "' + "x" * LONG + '"]\n1. 22-18 *',
+    '[Event "' + '\\"' * (LONG // 2) + '"]\n1. 22-18 *',
+    "1. 22-18 {" + "x" * LONG + "} *",
+    "1. 22-18 ;" + "x" * LONG + "\n*",
+    "1. " + "-".join(["22", "18"] * (LONG // 6)) + " *",
+    "1. 22-18 " + "hello " * (LONG // 6),
+])
+def test_long_tags_comments_and_moves_are_read_in_linear_memory(text: str) -> None:
+    tracemalloc.start()
+    try:
+        try:
+            read_games(text)
+        except PdnError:
+            pass  # the long move and the unexpected text: what matters is what finding so cost
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(text)
+
+
+def test_an_escaped_long_tag_keeps_its_value() -> None:
+    value = 'a \\"quoted\\" ' * 10_000
+    (game,) = read_games(f'[Event "{value}"]\n1. 22-18 *')
+    assert game.headers["Event"] == value.replace("\\", "")
+
+
+def test_a_game_stops_at_its_end_by_repetition() -> None:
+    shuffle = ["29-25", "1-5", "25-29", "5-1"] * 2_500  # repeated from ply 8 on, 10,000 plies
+    text = '[FEN "W:WK29,K32:BK1,K4"]\n' + " ".join(shuffle) + " *"
+    with pytest.raises(PdnError) as error:
+        read_games(text)
+    assert str(error.value) == "game 1 (line 2), move 5. 29-25: the game ended after ply 8 (repetition, 1/2-1/2)"
+    (game,) = read_games('[FEN "W:WK29,K32:BK1,K4"]\n' + " ".join(shuffle[:8]) + " 1/2-1/2")
+    assert game.board.outcome() is not None and len(game.board.moves) == 8
+
+
+def test_a_game_stops_at_its_end_by_the_40_move_count() -> None:
+    def walk(board: Board, move: Move) -> tuple[bool, int]:
+        """A king move's cost: whether it offers a capture, then how often its position was seen."""
+        after = board.position.play(move)
+        return any(reply.captured for reply in legal_moves(after)), board.positions.count(after)
+
+    board = Board("W:WK29:BK4")
+    while board.reversible_plies < 80:
+        board.push(min(board.legal_moves(), key=lambda move: walk(board, move)))
+    assert board.outcome() == Outcome(Termination.MOVE_COUNT, None)
+    text = write_game(board, result="1/2-1/2")
+    assert read_games(text)[0].board.moves == board.moves
+    board.push(board.legal_moves()[0])
+    with pytest.raises(PdnError, match=r"move 41\. .*: the game ended after ply 80 \(40-move rule, 1/2-1/2\)"):
+        read_games(write_game(board, result="*"))
 
 
 def test_read_game_checks_only_the_first_game() -> None:

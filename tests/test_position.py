@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Callable
 
 import pytest
@@ -73,6 +74,19 @@ def test_malformed_input_says_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(PositionError) as error:
         Position.parse(text)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("fen", ["W:W1-10000000:B1", "W:WK5-10000000:B1",
+                                 "W:W21:B1-" + "9" * 5000])
+def test_a_huge_fen_range_is_refused_before_it_is_expanded(fen: str) -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(PositionError, match="is not between 1 and 32"):
+            Position.from_fen(fen)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
 
 
 def test_from_squares_validates() -> None:

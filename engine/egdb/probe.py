@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from pedina.egdb.slices import Signature, SliceIndex, all_signatures, signature_of, slice_name
-from pedina.egdb.store import TableFile, code_distance
+from pedina.egdb.store import TableFile, TableFileError, code_distance
 
 if TYPE_CHECKING:
     from pedina.position import Position
@@ -108,6 +108,11 @@ class EndgameDatabase:
     :attr:`pieces` is the largest piece count of which every table is present:
     every position with that many pieces or fewer can be probed. Probes return
     codes (:mod:`pedina.egdb.store`) or ``-1`` for a position without a table.
+
+    A table is trusted only once its header matches the slice of its file name.
+    The search's :meth:`lookup` never raises: a table that fails there (and in
+    :meth:`open_all` when told to) is dropped, its position answered as in no
+    table, and the reason kept for the adapters to report (:meth:`take_errors`).
     """
 
     def __init__(self, directory: str) -> None:
@@ -122,21 +127,51 @@ class EndgameDatabase:
         self.pieces = _complete_up_to(self.signatures)
         self._open: dict[Signature, tuple[SliceIndex, TableFile]] = {}
         self._loaded: dict[Signature, tuple[SliceIndex, bytes]] = {}
+        self._errors: list[str] = []
 
     def table(self, signature: Signature) -> tuple[SliceIndex, TableFile]:
-        """The index and open file of a table (raises :class:`~pedina.egdb.store.TableFileError`)."""
+        """The index and open file of a table (raises :class:`~pedina.egdb.store.TableFileError`,
+        also for a file whose header is another slice's: a renamed or swapped file)."""
         found = self._open.get(signature)
         if found is None:
-            table = TableFile(table_path(self.directory, signature))
-            found = (SliceIndex(signature), table)
+            path = table_path(self.directory, signature)
+            table = TableFile(path)
+            index = SliceIndex(signature)
+            if table.signature != signature or table.size != index.size:
+                table.close()
+                raise TableFileError(f"{path}: its header is of {slice_name(table.signature)} "
+                                     f"({table.size} positions), not of {slice_name(signature)} ({index.size})")
+            found = (index, table)
             self._open[signature] = found
         return found
 
-    def open_all(self) -> None:
+    def open_all(self, drop_broken: bool = False) -> None:
         """Open every table now (tens of ms at 5 pieces): an engine does it before its first
-        search, whose clock would otherwise pay for each table the search first reaches."""
+        search, whose clock would otherwise pay for each table the search first reaches.
+
+        A table that cannot be opened raises :class:`~pedina.egdb.store.TableFileError`, or
+        with ``drop_broken`` is dropped (see :meth:`take_errors`) and the others opened."""
         for signature in sorted(self.signatures):
-            self.table(signature)
+            try:
+                self.table(signature)
+            except TableFileError as error:
+                if not drop_broken:
+                    raise
+                self._drop(signature, error)
+
+    def _drop(self, signature: Signature, error: TableFileError) -> None:
+        """Probe the table of ``signature`` no more, keeping why for :meth:`take_errors`."""
+        self.signatures.discard(signature)
+        opened = self._open.pop(signature, None)
+        if opened is not None:
+            opened[1].close()
+        self._loaded.pop(signature, None)
+        self._errors.append(f"endgame table dropped: {error}")
+
+    def take_errors(self) -> list[str]:
+        """Why each table dropped since the last call was dropped, one line a table."""
+        errors, self._errors = self._errors, []
+        return errors
 
     def load(self, signatures: list[Signature]) -> None:
         """Read these tables whole into memory, for many probes (builds and verification)."""
@@ -180,8 +215,14 @@ class EndgameDatabase:
 
     def lookup(self, us: int, them: int, kings: int, white: bool) -> tuple[int, int] | None:
         """The search's probe (:class:`pedina.search.EndgameTables`): (1 win, 0 draw or -1
-        loss for the side to move; the distance, -1 when not stored), ``None`` without a table."""
-        code = self.code(us, them, kings, white)
+        loss for the side to move; the distance, -1 when not stored), ``None`` without a table
+        or when its table fails (which is then dropped: see :meth:`take_errors`)."""
+        try:
+            code = self.code(us, them, kings, white)
+        except TableFileError as error:
+            # The mover's table either way: Black's position is looked up as its colour flip.
+            self._drop(signature_of(us, them, kings), error)
+            return None
         if code <= 0:
             return None if code < 0 else (0, -1)
         distance = code_distance(code)

@@ -172,6 +172,8 @@ class TableFile:
             raise TableFileError(f"{path}: format version {version}, this Pedina reads {FORMAT_VERSION}")
         if bits not in (2, 8):
             raise TableFileError(f"{path}: {bits} bits per position, expected 2 or 8")
+        if per_block != BLOCK_BYTES * 8 // bits or blocks != -(-positions // per_block):
+            raise TableFileError(f"{path}: {blocks} blocks of {per_block} positions cannot hold its {positions}")
         end = _HEADER.size + 8 * (blocks + 1)
         if size < end:
             raise TableFileError(f"{path}: cut short (the block index ends at byte {end}, the file at {size})")
@@ -194,15 +196,17 @@ class TableFile:
 
     def _unpacked(self, number: int) -> bytes:
         """Block ``number`` decompressed and unpacked to one code a byte."""
+        count = min(self._per_block, self.size - number * self._per_block)
+        packed = count if self.distances else -(-count // 4)
+        inflater = zlib.decompressobj()
         try:
-            raw = zlib.decompress(self._data[self._offsets[number]:self._offsets[number + 1]])
+            # At most one byte more than the block should hold: a corrupt block cannot inflate without bound.
+            raw = inflater.decompress(self._data[self._offsets[number]:self._offsets[number + 1]], packed + 1)
         except zlib.error as error:
             raise TableFileError(f"{self.path}: block {number} is corrupt ({error})") from None
-        count = min(self._per_block, self.size - number * self._per_block)
-        block = raw if self.distances else _unpack(raw, count)
-        if len(block) != count:
-            raise TableFileError(f"{self.path}: block {number} holds {len(block)} positions, not {count}")
-        return block
+        if len(raw) != packed or not inflater.eof:
+            raise TableFileError(f"{self.path}: block {number} is corrupt (not {packed} bytes with their checksum)")
+        return raw if self.distances else _unpack(raw, count)
 
     def code(self, index: int) -> int:
         """The code of the position at ``index``."""

@@ -101,7 +101,8 @@ class Guard:
         given = query.get("token", [None])[0]
         if given is None:
             given = HTTPConnection(scope).cookies.get(cookie_name(self.port))
-        if given is None or not secrets.compare_digest(given, self.token):
+        # Compared as bytes: compare_digest refuses text with characters beyond ASCII.
+        if given is None or not secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
             return "a missing or wrong token: open the address that pedina gui printed"
         return None
 
@@ -164,7 +165,10 @@ def create_app(catalog: EngineCatalog, token: str, port: int, *, loopback: bool 
                     break
                 text = event.get("text")
                 if isinstance(text, str):
-                    await table.handle(text)
+                    try:
+                        await table.handle(text)
+                    except RecursionError:  # json.loads of a message nested about a thousand deep
+                        table.error("a message nested too deeply")
                 else:
                     table.error("messages must be JSON text")
         finally:
