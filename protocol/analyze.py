@@ -55,7 +55,7 @@ from pedina import __version__
 from pedina.board import Board, Outcome
 from pedina.book import Book, BookError
 from pedina.move import Move
-from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
+from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_game, read_games, write_game
 from pedina.position import Position, PositionError
 from pedina.search import WIN, Info, database_result, proven_plies
 from pedina.session import Session
@@ -211,20 +211,32 @@ def load_subjects(target: str, game_number: int | None = None) -> tuple[str, lis
 
 
 def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[str, list[Subject]]:
+    """The positions or games of a file's text; a broken game costs itself (or the moves from
+    the one that cannot be played), with a warning, not the file."""
+
+    def warn(error: PdnError) -> None:
+        click.echo(f"Warning: {source}: {error}", err=True)
+
     try:
         positions = read_fen_lines(text)
-        games = read_games(text) if positions is None else []
     except PdnError as error:
         raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
+    try:
+        if positions is None and game_number is not None:
+            games = [read_game(text, game_number)]  # only that game is read: another's mistake is no matter
+        else:
+            games = read_games(text, on_error=warn) if positions is None else []
+    except PdnError as error:
+        raise click.BadParameter(f"{source}: {error}", param_hint="--game") from None
     if positions is not None:
         kind, subjects = "positions", [Subject(n, Board(p), {}, None) for n, p in enumerate(positions, start=1)]
     else:
         kind = "games"
-        subjects = [Subject(n, game.board, dict(game.headers), game.result) for n, game in enumerate(games, start=1)]
+        subjects = [Subject(game.number, game.board, dict(game.headers), game.result) for game in games]
     what = "game" if kind == "games" else "position"
     if not subjects:
         raise click.BadParameter(f"{source} holds no {what}", param_hint="TARGET")
-    if game_number is not None:
+    if game_number is not None and kind == "positions":
         if game_number > len(subjects):
             raise click.BadParameter(f"there is no {what} {game_number}: {source} has {len(subjects)} {what}"
                                      f"{'' if len(subjects) == 1 else 's'}", param_hint="--game")
