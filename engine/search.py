@@ -91,23 +91,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Final, Protocol
 
 from pedina.board import Board
-from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
+from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
 from pedina.movegen import RawMove, generate, generate_captures, generate_quiet
+from pedina.scores import (
+    INF, MAX_PLY, NO_MOVES, database_score, from_table, loss_in, proven_plies, progress_score, to_table,
+    within_estimates,
+)
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
 
-WIN: Final = 10000
-#: Deepest ply of the main search; the quiescence search may go on from there to
-#: play out the captures.
-MAX_PLY: Final = 128
-#: Scores beyond this are proven wins or losses, "win in N plies", and are stored
-#: in the table relative to the node.
-MATE_BOUND: Final = WIN - 2 * MAX_PLY
 #: Depth of the short search that scores a lone legal move before it is played.
 FORCED_MOVE_DEPTH: Final = 4
-INF: Final = WIN + 1
 MAX_DEPTH: Final = 99
 #: Late-move reductions: from the move with this index on (0 is the first)...
 LMR_MIN_MOVES: Final = 3
@@ -126,30 +122,6 @@ CHECK_MASK: Final = 255
 HAND_OVER_MASK: Final = 2047
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
 _LEAF_ONE: Final = 1 << 32
-#: A database win's score at distance 0 (a loss: its negation); below MATE_BOUND,
-#: since a database proves who wins, not in how many plies.
-DATABASE_WIN: Final = MATE_BOUND - 2 * MAX_PLY
-#: The distance a database win gets when its table stores none (beyond any stored one).
-_UNKNOWN_DISTANCE: Final = MAX_PLY
-#: A win from a table without distances scores within this band below every win with
-#: one, ordered by the evaluation (clipped to +/- _PROGRESS_CLIP, in steps of
-#: _PROGRESS_STEP); the band stays above every estimate the evaluation gives.
-_PROGRESS_CLIP: Final = 5400
-_PROGRESS_STEP: Final = 4
-PROGRESS_BAND: Final = 2 * _PROGRESS_CLIP // _PROGRESS_STEP
-
-
-def proven_plies(score: int) -> int | None:
-    """The plies to the proven end of the game that ``score`` says (for a win or a
-    loss alike), or ``None`` when it is an estimate."""
-    return WIN - abs(score) if abs(score) > MATE_BOUND else None
-
-
-def database_result(score: int) -> int:
-    """1 when ``score`` is a database win, -1 a database loss, else 0."""
-    if DATABASE_WIN - _UNKNOWN_DISTANCE - PROGRESS_BAND <= abs(score) <= DATABASE_WIN:
-        return 1 if score > 0 else -1
-    return 0
 
 
 class EndgameTables(Protocol):
@@ -347,7 +319,7 @@ class Searcher:
         self._draw_plies = board.quiet_plies
         root_moves = generate(us, them, kings, white)
         if not root_moves:
-            return Result(None, None, -WIN, 0, 0, time.perf_counter() - start)
+            return Result(None, None, loss_in(0), 0, 0, time.perf_counter() - start)
         history = [identity(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
                    for p in board.positions[max(0, len(board.positions) - 1 - quiet):-1]]
         for key in list(self._history):
@@ -483,17 +455,14 @@ class Searcher:
             hash_move = entry[4]
             forced = entry[5]
             if entry[1] >= depth and beta - alpha == 1:
-                score = entry[3]
-                if score > MATE_BOUND:
-                    score -= ply
-                elif score < -MATE_BOUND:
-                    score += ply
+                score = from_table(entry[3], ply)
                 flag = entry[2]
                 if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
                     return score
         if ply >= MAX_PLY:
             return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
-        if beta - alpha == 1 and depth >= PROBCUT_MIN_DEPTH and -MATE_BOUND < beta < MATE_BOUND - PROBCUT_MARGIN:
+        if (beta - alpha == 1 and depth >= PROBCUT_MIN_DEPTH
+                and within_estimates(beta, beta + PROBCUT_MARGIN)):
             bound = beta + PROBCUT_MARGIN
             if self._pvs(us, them, kings, white, depth - PROBCUT_REDUCTION, bound - 1, bound, ply, quiet) >= bound:
                 return beta
@@ -527,7 +496,7 @@ class Searcher:
         else:
             moves = captures or generate(us, them, kings, white)
             if not moves:
-                return ply - WIN
+                return loss_in(ply)
             forced = len(moves) == 1
             if not forced:
                 self._order(moves, None, ply)
@@ -612,12 +581,7 @@ class Searcher:
             flag = LOWER
         else:
             flag = EXACT
-        stored = best
-        if stored > MATE_BOUND:
-            stored += ply
-        elif stored < -MATE_BOUND:
-            stored -= ply
-        table[slot] = (ident, searched_depth, flag, stored, best_move, forced)
+        table[slot] = (ident, searched_depth, flag, to_table(best, ply), best_move, forced)
         return best
 
     def _order(self, moves: list[RawMove], hash_move: RawMove | None, ply: int) -> None:
@@ -663,10 +627,9 @@ class Searcher:
             self._seldepth = ply
         value = self._evaluate(us, them, kings, white)
         if value == NO_MOVES:
-            return ply - WIN
+            return loss_in(ply)
         if unknown:
-            clipped = min(max(unknown * value, -_PROGRESS_CLIP), _PROGRESS_CLIP)
-            return unknown * (DATABASE_WIN - _UNKNOWN_DISTANCE - PROGRESS_BAND + (clipped + _PROGRESS_CLIP) // _PROGRESS_STEP)
+            return progress_score(unknown, value)
         return value
 
     def _probe(self, us: int, them: int, kings: int, white: bool, quiet: int) -> tuple[int | None, int]:
@@ -686,8 +649,7 @@ class Searcher:
                 return None, result
         elif quiet + distance > self._draw_plies:
             return 0, 0
-        score = DATABASE_WIN - distance if quiet else DATABASE_WIN
-        return (score if result > 0 else -score), 0
+        return database_score(result, distance if quiet else 0), 0
 
     # -- limits and reports -----------------------------------------------------------
 
@@ -732,7 +694,8 @@ class Searcher:
             return True
         if self._clock_start is None or self._budget is None:
             return False
-        if abs(score) > MATE_BOUND and WIN - abs(score) <= depth:
+        plies = proven_plies(score)
+        if plies is not None and plies <= depth:
             return True
         soft = min(self._budget.soft * (1.0 + 0.7 * min(instability, 3.0)), self._budget.hard)
         # An iteration costs about twice the one before, so starting late wastes it.
@@ -821,5 +784,4 @@ def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
     return (white, black) if white_to_move else (black, white)
 
 
-__all__ = ["DATABASE_WIN", "EndgameTables", "FORCED_MOVE_DEPTH", "INF", "Info", "Limits", "MATE_BOUND", "PROGRESS_BAND", "Result",
-           "Searcher", "WIN", "database_result", "proven_plies"]
+__all__ = ["EndgameTables", "FORCED_MOVE_DEPTH", "Info", "Result", "Searcher", "search_thread"]

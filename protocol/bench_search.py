@@ -16,7 +16,8 @@ from pedina import build_flavour
 from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
 from pedina.protocol.egdb_command import egdb_folder_option, open_egdb
-from pedina.search import EndgameTables, Limits, Searcher
+from pedina.search import EndgameTables, Searcher
+from pedina.timeman import Limits
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (

@@ -11,7 +11,7 @@ import click
 from pedina.board import Board
 from pedina.book import MAX_VARIETY, Book, BookError, build_book, shipped_book
 from pedina.position import Position, PositionError
-from pedina.protocol.scores import men
+from pedina.scores import men
 
 
 @click.group()

@@ -13,7 +13,7 @@ from pedina.timeman import Limits
 from pedina.protocol.analyze import pdn_line
 from pedina.protocol.egdb_command import egdb_option, open_egdb
 from pedina.protocol.pdnfile import PdnOut
-from pedina.protocol.scores import for_white, men, proven_note
+from pedina.scores import Score, for_white, men
 
 
 @click.command()
@@ -69,7 +69,7 @@ def _play(board: Board, engine: Session, limits: Limits, plies: int, show_board:
         if result is not None:
             white = for_white(result.score, position.white_to_move)
             pv = pdn_line(position, list(result.pv) or [move])
-            note = proven_note(white, "White", "Black")
+            note = Score.of(white).note("White", "Black")
             depth = "book    " if answer.book else f"depth {result.depth:>2}"
             detail = (f"{'forced, ' if forced else ''}score {men(white)} (White's view)"
                       f"{', ' + note if note else ''}  {depth}  pv {' '.join(pv)}")

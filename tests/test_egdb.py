@@ -49,8 +49,7 @@ from pedina.movegen import generate
 from pedina.protocol.dxp.follower import DxpFollower
 from pedina.protocol.hub import HubServer
 from pedina.protocol.hubline import parse_line
-from pedina.protocol.scores import proven_note
-from pedina.search import DATABASE_WIN, WIN, database_result, proven_plies
+from pedina.scores import DATABASE_WIN, WIN, Score, database_result, proven_plies
 from pedina.squares import SQUARE_BIT, squares_of
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "egdb.md"
@@ -467,9 +466,9 @@ def test_the_shipped_tables_are_every_table_of_up_to_5_pieces_as_a_build_makes_t
 
 
 def test_proven_note_names_the_database() -> None:
-    assert proven_note(DATABASE_WIN - 5, "White", "Black") == "White wins (endgame database)"
-    assert proven_note(-(DATABASE_WIN - 5), "White", "Black") == "Black wins (endgame database)"
-    assert proven_note(WIN - 5, "White", "Black") == "White wins in 5 plies"
+    assert Score.of(DATABASE_WIN - 5).note("White", "Black") == "White wins (endgame database)"
+    assert Score.of(-(DATABASE_WIN - 5)).note("White", "Black") == "Black wins (endgame database)"
+    assert Score.of(WIN - 5).note("White", "Black") == "White wins in 5 plies"
 
 
 # -- resuming and the command ---------------------------------------------------------

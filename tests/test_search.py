@@ -10,9 +10,10 @@ from collections.abc import Callable
 import pytest
 
 from pedina import Board, Position
-from pedina.evaluate import KNOWN_WIN, NO_MOVES
 from pedina.movegen import generate_captures
-from pedina.search import FORCED_MOVE_DEPTH, MATE_BOUND, MAX_PLY, WIN, Info, Limits, Result, Searcher, proven_plies
+from pedina.scores import KNOWN_WIN, MATE_BOUND, MAX_PLY, NO_MOVES, PROGRESS_FLOOR, WIN, proven_plies
+from pedina.search import FORCED_MOVE_DEPTH, Info, Result, Searcher
+from pedina.timeman import Limits
 from pedina.squares import BOARD, squares_of
 from pedina.tt import slot_count
 
@@ -117,8 +118,8 @@ def test_known_losses_and_draws(searcher: Searcher) -> None:
 @pytest.mark.parametrize("fen, sign", [("W:WK29,K32:BK4", 1), ("B:WK29,K32:BK4", -1), ("B:WK4:BK29,K25,K32", 1)])
 def test_known_endings_not_yet_won_are_estimates_not_proofs(searcher: Searcher, fen: str, sign: int) -> None:
     score = search(searcher, fen, depth=4).score
-    # A clear advantage, below the proven range and below what Hub clients read as a win (9000).
-    assert KNOWN_WIN - 400 < sign * score < 9000 and proven_plies(score) is None
+    # A clear advantage, among the estimates: below the database's results and the proofs.
+    assert KNOWN_WIN - 400 < sign * score < PROGRESS_FLOOR and proven_plies(score) is None
 
 
 def test_proven_scores_say_the_plies_to_the_end() -> None:
