@@ -56,6 +56,15 @@ ENTRY_BYTES: Final = 248
 SWEEP_CHUNK: Final = 1024
 
 Entry = tuple[int, int, int, int, "RawMove | None", bool]
+#: The fields of an :data:`Entry`, by index: the position's :func:`identity`, the depth
+#: searched, the bound (EXACT, LOWER, UPPER), the score (:func:`pedina.scores.to_table`),
+#: the best move (``None`` when none was best) and whether the position had one legal move.
+ENTRY_IDENTITY: Final = 0
+ENTRY_DEPTH: Final = 1
+ENTRY_FLAG: Final = 2
+ENTRY_SCORE: Final = 3
+ENTRY_MOVE: Final = 4
+ENTRY_FORCED: Final = 5
 
 
 def identity(us: int, them: int, kings: int, white: bool) -> int:
@@ -121,7 +130,7 @@ class TranspositionTable:
     def probe(self, ident: int) -> Entry | None:
         """The entry stored for exactly this identity, or ``None``."""
         entry = self.table[self.index(ident)]
-        if entry is not None and entry[0] == ident:
+        if entry is not None and entry[ENTRY_IDENTITY] == ident:
             return entry
         return None
 

@@ -377,22 +377,6 @@ def test_two_kings_beat_one_over_the_board(fen: str) -> None:
     assert outcome is not None and outcome.winner is True, board.position.fen()
 
 
-def test_info_on_demand() -> None:
-    searcher = Searcher(hash_mb=16)
-    infos: list[Info] = []
-    out: list[Result] = []
-    thread = threading.Thread(target=lambda: out.append(
-        searcher.search(Board(), Limits(infinite=True), on_info=infos.append)))
-    thread.start()
-    time.sleep(0.3)
-    before = len(infos)
-    searcher.request_info()
-    time.sleep(0.05)
-    searcher.stop()
-    thread.join(2.0)
-    assert len(infos) > before and infos[before].nodes > 0 and infos[before].pv
-
-
 def test_hash_size_is_bounded() -> None:
     small = Searcher(hash_mb=1)
     big = Searcher(hash_mb=64)
