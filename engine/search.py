@@ -24,10 +24,10 @@ Why it is built so (the measurements are in ``docs/search.md``):
   a single legal move does not use up depth: choosing costs nothing there.
 - What cuts the tree: the transposition table (:mod:`pedina.tt`: cut-offs at
   null-window nodes and the first move everywhere), the move order (hash move,
-  two killers a ply, history counters), late-move reductions for late quiet
-  moves, and ProbCut (a null-window node first searched shallower against a
+  two killers a ply, history counters), late-move reductions for late
+  non-captures, and ProbCut (a null-window node first searched shallower against a
   bound above beta). No null move: zugzwang is common in draughts.
-- Draws: the game's move count (:attr:`Board.quiet_plies`) scores 0, and so does
+- Draws: the game's move count (:attr:`Board.draw_plies`) scores 0, and so does
   a position that repeats one on the line or in the game since the last
   irreversible move, whatever repetition count the rules set: whoever could
   repeat once can repeat until the count is reached.
@@ -58,7 +58,7 @@ from typing import Callable, Final, Protocol
 from pedina.board import Board
 from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
-from pedina.movegen import RawMove, generate, generate_captures, generate_quiet
+from pedina.movegen import RawMove, generate, generate_captures, generate_non_captures
 from pedina.scores import (
     INF, MAX_PLY, NO_MOVES, database_score, from_table, loss_in, proven_plies, progress_score, to_table,
     within_estimates,
@@ -277,13 +277,13 @@ class Searcher:
         white = position.white_to_move
         us, them = (position.white, position.black) if white else (position.black, position.white)
         kings = position.kings
-        quiet = board.reversible_plies
-        self._draw_plies = board.quiet_plies
+        reversible = board.reversible_plies
+        self._draw_plies = board.draw_plies
         root_moves = generate(us, them, kings, white)
         if not root_moves:
             return Result(None, None, loss_in(0), 0, 0, time.perf_counter() - start)
         history = [identity(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
-                   for p in board.positions[max(0, len(board.positions) - 1 - quiet):-1]]
+                   for p in board.positions[max(0, len(board.positions) - 1 - reversible):-1]]
         for key in list(self._history):
             self._history[key] >>= 2
         skilled = self.skill < 20 and not limits.analysis
@@ -307,7 +307,7 @@ class Searcher:
         for depth in range(1, max_depth + 1):
             self._begin_iteration(history)
             try:
-                found = self._root(us, them, kings, white, order, depth, quiet, exact)
+                found = self._root(us, them, kings, white, order, depth, reversible, exact)
             except _Abort:
                 if not exact and self._iter_best is not None:
                     results = [(self._iter_best[1], self._iter_best[0])]
@@ -345,7 +345,7 @@ class Searcher:
         self._iter_best = None
 
     def _root(self, us: int, them: int, kings: int, white: bool, moves: list[RawMove],
-              depth: int, quiet: int, exact: bool) -> list[tuple[int, RawMove]]:
+              depth: int, reversible: int, exact: bool) -> list[tuple[int, RawMove]]:
         """One pass over the root ``moves`` at ``depth``: every move with its exact score,
         best first, when ``exact``; else the best move alone, with its score."""
         alpha = -INF
@@ -358,15 +358,15 @@ class Searcher:
         for i, move in enumerate(moves):
             frm, to, taken, toggle, _ = move
             child = (them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)
-            child_quiet = quiet + 1 if not taken and frm & kings else 0
+            child_reversible = reversible + 1 if not taken and frm & kings else 0
             lines[1] = []
             if i == 0 or exact:
-                value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
+                value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_reversible)
             else:
-                value = -self._pvs(*child, depth - 1, -alpha - 1, -alpha, 1, child_quiet)
+                value = -self._pvs(*child, depth - 1, -alpha - 1, -alpha, 1, child_reversible)
                 if value > alpha:
                     lines[1] = []
-                    value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
+                    value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_reversible)
             if exact:
                 scored.append((value, move))
             if exact or value > best:
@@ -384,11 +384,11 @@ class Searcher:
         return [(best, best_move)]
 
     def _pvs(self, us: int, them: int, kings: int, white: bool, depth: int,
-             alpha: int, beta: int, ply: int, quiet: int) -> int:
-        """Principal-variation search of a node; ``quiet`` counts reversible plies before it."""
+             alpha: int, beta: int, ply: int, reversible: int) -> int:
+        """Principal-variation search of a node; ``reversible`` counts reversible plies before it."""
         # Step 1. Out of depth: the captures are played out and the quiet position evaluated.
         if depth <= 0:
-            return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
+            return self._quiesce(us, them, kings, white, alpha, beta, ply, reversible)
         nodes = self.nodes + 1
         self.nodes = nodes
         if not nodes & CHECK_MASK:
@@ -399,11 +399,11 @@ class Searcher:
         # irreversible move, four plies back at the nearest, can be the same).
         ident = us | them << 36 | kings << 72 | (1 << 108 if white else 0)
         path = self._path
-        if quiet >= 4:
-            if quiet >= self._draw_plies:
+        if reversible >= 4:
+            if reversible >= self._draw_plies:
                 return 0
             j = len(path) - 4
-            stop = len(path) - quiet
+            stop = len(path) - reversible
             while j >= stop:
                 if path[j] == ident:
                     return 0
@@ -412,7 +412,7 @@ class Searcher:
         # Step 3. The endgame database settles the position, or scores a win without a
         # distance at the leaves (see _quiesce).
         if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
-            known, _ = self._probe(us, them, kings, white, quiet)
+            known, _ = self._probe(us, them, kings, white, reversible)
             if known is not None:
                 return known
 
@@ -432,13 +432,13 @@ class Searcher:
                 if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
                     return score
         if ply >= MAX_PLY:
-            return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
+            return self._quiesce(us, them, kings, white, alpha, beta, ply, reversible)
 
         # Step 5. ProbCut: a shallow search that clears beta by a margin stands for the full one.
         if (beta - alpha == 1 and depth >= PROBCUT_MIN_DEPTH
                 and within_estimates(beta, beta + PROBCUT_MARGIN)):
             bound = beta + PROBCUT_MARGIN
-            if self._pvs(us, them, kings, white, depth - PROBCUT_REDUCTION, bound - 1, bound, ply, quiet) >= bound:
+            if self._pvs(us, them, kings, white, depth - PROBCUT_REDUCTION, bound - 1, bound, ply, reversible) >= bound:
                 return beta
             # The shallow search left its best move in the table: the full one tries it first.
             entry = table[slot]
@@ -456,7 +456,7 @@ class Searcher:
             killer = self._killers[2 * ply]
             if killer is not None:
                 frm, to, _, toggle, _ = killer
-                # A quiet killer is legal when its piece is ours and of the same kind,
+                # A killer (never a capture) is legal when its piece is ours and of the same kind,
                 # the target is empty, a man goes forward, and no capture is due
                 # (and if one is, the captures found are the moves).
                 empty = BOARD ^ us ^ them
@@ -481,7 +481,7 @@ class Searcher:
             depth -= 1
 
         # Step 7. The moves: the first with the full window, the others with a null window
-        # (a late quiet one a ply shallower first), searched again when they beat alpha.
+        # (a late non-capture a ply shallower first), searched again when they beat alpha.
         original_alpha = alpha
         pv_node = beta - alpha > 1
         lines = self._lines
@@ -501,19 +501,19 @@ class Searcher:
             child_them = us ^ frm ^ to
             child_kings = kings ^ toggle
             if taken:
-                child_quiet = 0
+                child_reversible = 0
             else:
-                child_quiet = quiet + 1 if frm & kings else 0
+                child_reversible = reversible + 1 if frm & kings else 0
             if pv_node:
                 lines[next_ply] = []
             if depth <= 0:
                 value = -self._quiesce(child_us, child_them, child_kings, child_white,
-                                       -beta, -alpha, next_ply, child_quiet)
+                                       -beta, -alpha, next_ply, child_reversible)
             elif i == 0:
                 value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
-                                   -beta, -alpha, next_ply, child_quiet)
+                                   -beta, -alpha, next_ply, child_reversible)
             else:
-                # A late quiet move (not a promotion) comes after the hash move, the killers and
+                # A late non-capture (not a promotion) comes after the hash move, the killers and
                 # the best by history, so it rarely matters: when the shallow search says it
                 # does, it is searched again at full depth.
                 searched = depth
@@ -521,13 +521,13 @@ class Searcher:
                         and (frm & kings or not toggle)):
                     searched = depth - 1
                 value = -self._pvs(child_us, child_them, child_kings, child_white, searched,
-                                   -alpha - 1, -alpha, next_ply, child_quiet)
+                                   -alpha - 1, -alpha, next_ply, child_reversible)
                 if searched < depth and value > alpha:
                     value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
-                                       -alpha - 1, -alpha, next_ply, child_quiet)
+                                       -alpha - 1, -alpha, next_ply, child_reversible)
                 if alpha < value < beta:
                     value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
-                                       -beta, -alpha, next_ply, child_quiet)
+                                       -beta, -alpha, next_ply, child_reversible)
             if value > best:
                 best = value
                 best_move = move
@@ -537,7 +537,7 @@ class Searcher:
                         if pv_node:
                             lines[ply] = [move] + lines[next_ply]
                     else:
-                        # A quiet move that cut the node off is remembered for its siblings.
+                        # A non-capture that cut the node off is remembered for its siblings.
                         if not taken and not forced:
                             self._history[move] += depth * depth + 1
                             killers = self._killers
@@ -550,7 +550,7 @@ class Searcher:
                 generated = True
                 # After a killer, the captures are known to be none (an empty list).
                 rest = (generate(us, them, kings, white) if captures is None
-                        else generate_quiet(us, kings, white, BOARD ^ us ^ them))
+                        else generate_non_captures(us, kings, white, BOARD ^ us ^ them))
                 if first in rest:
                     rest.remove(first)
                 self._order(rest, first, ply)
@@ -570,7 +570,7 @@ class Searcher:
         return best
 
     def _order(self, moves: list[RawMove], hash_move: RawMove | None, ply: int) -> None:
-        """Sort quiet moves: killers first, then by history (captures all tie on precedence)."""
+        """Sort non-captures: killers first, then by history (captures all tie on precedence)."""
         if len(moves) < 2 or moves[0][2]:
             return
         moves.sort(key=self._history.__getitem__, reverse=True)
@@ -581,8 +581,8 @@ class Searcher:
                 moves.insert(0, killer)
 
     def _quiesce(self, us: int, them: int, kings: int, white: bool, alpha: int, beta: int, ply: int,
-                 quiet: int = 0) -> int:
-        """Play out the compulsory captures, then evaluate the quiet position; ``quiet``
+                 reversible: int = 0) -> int:
+        """Play out the compulsory captures, then evaluate the quiet position; ``reversible``
         counts the reversible plies before it (0: it follows a capture or man move)."""
         nodes = self.nodes + 1
         self.nodes = nodes
@@ -590,7 +590,7 @@ class Searcher:
             self._check(nodes)
         unknown = 0  # a database win (1) or loss (-1) without a distance: the evaluation orders it
         if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
-            known, unknown = self._probe(us, them, kings, white, quiet)
+            known, unknown = self._probe(us, them, kings, white, reversible)
             if known is not None:
                 return known
         captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them)
@@ -617,11 +617,11 @@ class Searcher:
             return progress_score(unknown, value)
         return value
 
-    def _probe(self, us: int, them: int, kings: int, white: bool, quiet: int) -> tuple[int | None, int]:
+    def _probe(self, us: int, them: int, kings: int, white: bool, reversible: int) -> tuple[int | None, int]:
         """(the database's score of a position, see the module's docstring; 0), or, for a win
         or loss whose table has no distance, to be searched on (unless right after a capture
         or man move): (``None``, its result, 1 or -1); (``None``, 0) for a position in no table.
-        ``quiet`` counts the reversible plies before the position."""
+        ``reversible`` counts the reversible plies before the position."""
         assert self._egdb is not None
         found = self._egdb.lookup(us, them, kings, white)
         if found is None:
@@ -630,11 +630,11 @@ class Searcher:
         if not result:
             return 0, 0
         if distance < 0:
-            if quiet:
+            if reversible:
                 return None, result
-        elif quiet + distance > self._draw_plies:
+        elif reversible + distance > self._draw_plies:
             return 0, 0
-        return database_score(result, distance if quiet else 0), 0
+        return database_score(result, distance if reversible else 0), 0
 
     # -- limits and reports -----------------------------------------------------------
 

@@ -354,9 +354,9 @@ def test_a_win_the_40_move_count_takes_away_is_a_draw(three: str) -> None:
     searcher = Searcher(hash_mb=4)
     searcher.set_egdb(database)
     assert database.probe(Position.from_fen("W:WK1,K2:BK13")) == DatabaseValue(1, 33)
-    short = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=30), Limits(depth=4))
+    short = searcher.search(Board("W:WK1,K2:BK13", draw_plies=30), Limits(depth=4))
     assert short.score == 0
-    enough = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=34), Limits(depth=4))
+    enough = searcher.search(Board("W:WK1,K2:BK13", draw_plies=34), Limits(depth=4))
     assert database_result(enough.score) == 1
     database.close()
 

@@ -241,7 +241,7 @@ def test_why_the_rules_ended_a_game() -> None:
     assert reason("B:W5,10:B1", []) == "Black cannot move"
     kings = ["22-18", "5-1", "18-22", "1-5"]
     assert reason("W:WK22:BK5,12", kings * 2) == "the same position 3 times (repetition)"
-    assert reason("W:WK22:BK5,12", kings, quiet_plies=4, repetitions=9) == (
+    assert reason("W:WK22:BK5,12", kings, draw_plies=4, repetitions=9) == (
         "4 plies without a man move or a capture (the 40-move rule)")
 
 

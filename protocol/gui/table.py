@@ -170,7 +170,7 @@ def rules_reason(board: Board, outcome: Outcome) -> str:
         return f"{loser} has no pieces left" if not pieces else f"{loser} cannot move"
     if outcome.termination is Termination.REPETITION:
         return f"the same position {board.repetitions} times (repetition)"
-    return f"{board.quiet_plies} plies without a man move or a capture (the 40-move rule)"
+    return f"{board.draw_plies} plies without a man move or a capture (the 40-move rule)"
 
 
 def white_view(score: Score | None, white_to_move: bool) -> Score | None:
