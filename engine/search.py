@@ -65,10 +65,7 @@ from pedina.scores import (
 )
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
-from pedina.tt import (
-    ENTRY_DEPTH, ENTRY_FLAG, ENTRY_FORCED, ENTRY_IDENTITY, ENTRY_MOVE, ENTRY_SCORE, EXACT, LOWER, UPPER, Entry,
-    TranspositionTable, identity,
-)
+from pedina.tt import ENTRY_MOVE, EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
 
 #: Depth of the short search that scores a lone legal move before it is played.
 FORCED_MOVE_DEPTH: Final = 4
@@ -420,17 +417,19 @@ class Searcher:
         tt = self.tt
         table = tt.table
         slot = hash((ident,)) & tt.mask  # TranspositionTable.index, inlined
+        # An entry is read whole: compiled, each field read on its own would unbox the whole tuple.
         entry = table[slot]
         hash_move: RawMove | None = None
         forced = False
-        if entry is not None and entry[ENTRY_IDENTITY] == ident:
-            hash_move = entry[ENTRY_MOVE]
-            forced = entry[ENTRY_FORCED]
-            if entry[ENTRY_DEPTH] >= depth and beta - alpha == 1:
-                score = from_table(entry[ENTRY_SCORE], ply)
-                flag = entry[ENTRY_FLAG]
-                if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
-                    return score
+        if entry is not None:
+            stored_ident, stored_depth, flag, stored_score, stored_move, stored_forced = entry
+            if stored_ident == ident:
+                hash_move = stored_move
+                forced = stored_forced
+                if stored_depth >= depth and beta - alpha == 1:
+                    score = from_table(stored_score, ply)
+                    if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
+                        return score
         if ply >= MAX_PLY:
             return self._quiesce(us, them, kings, white, alpha, beta, ply, reversible)
 
@@ -442,9 +441,11 @@ class Searcher:
                 return beta
             # The shallow search left its best move in the table: the full one tries it first.
             entry = table[slot]
-            if entry is not None and entry[ENTRY_IDENTITY] == ident and entry[ENTRY_MOVE] is not None:
-                hash_move = entry[ENTRY_MOVE]
-                forced = entry[ENTRY_FORCED]
+            if entry is not None:
+                stored_ident, _, _, _, stored_move, stored_forced = entry
+                if stored_ident == ident and stored_move is not None:
+                    hash_move = stored_move
+                    forced = stored_forced
         searched_depth = depth
 
         # Step 6. The first move: the hash move, or else the first killer when it is legal here,
