@@ -65,7 +65,7 @@ from pedina.scores import (
 )
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
-from pedina.tt import ENTRY_MOVE, EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
+from pedina.tt import EXACT, LOWER, UPPER, TranspositionTable, identity
 
 #: Depth of the short search that scores a lone legal move before it is played.
 FORCED_MOVE_DEPTH: Final = 4
@@ -719,8 +719,10 @@ class Searcher:
             if len(pv) < len(line):
                 move = line[len(pv)]
             else:
-                entry: Entry | None = self.tt.probe(ident)
-                move = entry[ENTRY_MOVE] if entry is not None else None
+                entry = self.tt.probe(ident)
+                move = None
+                if entry is not None:
+                    _, _, _, _, move, _ = entry
         return pv
 
     def _pick(self, results: list[tuple[int, RawMove]], key: int) -> tuple[int, RawMove]:

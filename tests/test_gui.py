@@ -250,7 +250,7 @@ def test_scores_and_principal_variations_for_the_page() -> None:
     assert white_view(None, True) is None
     assert score_json(Score(-12)) == {"white": -12, "result": 0, "text": "-0.12"}
     assert score_json(Score(9997, PROVEN)) == {"white": 9997, "result": 1, "text": "White wins in 3 plies"}
-    assert score_json(Score(-9995, PROVEN))["text"] == "Black wins in 5 plies"
+    assert score_json(Score(-9995, PROVEN)) == {"white": -9995, "result": -1, "text": "Black wins in 5 plies"}
     database = Score.from_hub({"score": "94.88", "egdb": "win"})
     assert database is not None
     assert score_json(white_view(database, False)) == {
