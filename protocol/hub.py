@@ -28,7 +28,8 @@ from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import DEFAULT_SETTINGS, FORCED_MOVE_DEPTH, Info, Searcher, database_result
+from pedina.scores import Score
+from pedina.search import DEFAULT_SETTINGS, FORCED_MOVE_DEPTH, Info, Searcher
 from pedina.session import BOOK_DEPTH, JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.settings import SETTINGS, EngineSettings, value_type
 from pedina.timeman import GRACE, Limits, bounded
@@ -46,23 +47,18 @@ def _clean_message(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def format_score(score: int) -> str:
-    """Score in men with two decimals; a win in N plies (``WIN - N``) gives ``100 - N/100``."""
-    return f"{score / 100:.2f}"
-
-
 def format_info(info: Info, with_multipv: bool) -> str:
-    """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches and
-    ``book=true`` for a move from the opening book (depth 0, no nodes)."""
+    """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches, the score's
+    marks (``egdb=``, see :meth:`pedina.scores.Score.hub_fields`) and ``book=true`` for a move
+    from the opening book (depth 0, no nodes)."""
+    score, *marks = Score.of(info.score).hub_fields()
     pairs: list[tuple[str, object]] = [
-        ("depth", info.depth), ("mean-depth", f"{info.mean_depth:.1f}"), ("score", format_score(info.score)),
+        ("depth", info.depth), ("mean-depth", f"{info.mean_depth:.1f}"), score,
         ("nodes", info.nodes), ("time", f"{info.time:.3f}"), ("nps", f"{info.nps / 1e6:.3f}"),
     ]
     if with_multipv:
         pairs.append(("multipv", info.multipv))
-    result = database_result(info.score)
-    if result:
-        pairs.append(("egdb", "win" if result > 0 else "loss"))  # exact, but no number of plies
+    pairs += marks
     if info.depth == BOOK_DEPTH:
         pairs.append(("book", "true"))
     if info.pv:

@@ -35,6 +35,7 @@ from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
+from pedina.scores import PROVEN, Score
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 TOKEN = "t0ken-for-the-tests"
@@ -263,14 +264,20 @@ def test_why_the_rules_ended_a_game() -> None:
     assert reason("B:W5,10:B1", []) == "Black cannot move"
     kings = ["22-18", "5-1", "18-22", "1-5"]
     assert reason("W:WK22:BK5,12", kings * 2) == "the same position 3 times (repetition)"
-    assert reason("W:WK22:BK5,12", kings, quiet_plies=4, repetitions=9) == (
+    assert reason("W:WK22:BK5,12", kings, draw_plies=4, repetitions=9) == (
         "4 plies without a man move or a capture (the 40-move rule)")
 
 
 def test_scores_and_principal_variations_for_the_page() -> None:
-    assert white_view(25, True) == 25 and white_view(25, False) == -25 and white_view(None, True) is None
-    assert score_json(-12) == {"white": -12, "win": None}
-    assert score_json(9997) == {"white": 9997, "win": 3} and score_json(-9995) == {"white": -9995, "win": -5}
+    assert white_view(Score(25), True) == Score(25) and white_view(Score(25), False) == Score(-25)
+    assert white_view(None, True) is None
+    assert score_json(Score(-12)) == {"white": -12, "result": 0, "text": "-0.12"}
+    assert score_json(Score(9997, PROVEN)) == {"white": 9997, "result": 1, "text": "White wins in 3 plies"}
+    assert score_json(Score(-9995, PROVEN)) == {"white": -9995, "result": -1, "text": "Black wins in 5 plies"}
+    database = Score.from_hub({"score": "94.88", "egdb": "win"})
+    assert database is not None
+    assert score_json(white_view(database, False)) == {
+        "white": -9488, "result": -1, "text": "Black wins (endgame database)"}
     start = Position.start()
     pv = pv_json(start, "21-17 10-14 17-13 9x18x13 9-9 1-5")
     assert [move["text"] for move in pv] == ["21-17", "10-14", "17-13", "9x18"]  # cut at the unreadable move

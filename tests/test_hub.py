@@ -19,7 +19,9 @@ import pytest
 
 from pedina.settings import EngineSettings
 from pedina import START_HUB, Board, Position
-from pedina.search import WIN, Info, Limits, Result, Searcher
+from pedina.scores import WIN
+from pedina.search import Info, Result, Searcher
+from pedina.timeman import Limits
 from pedina.move import parse_move
 from pedina.protocol.hub import HubServer, apply_level, format_info
 from pedina.protocol.hubline import HubInputError, format_line, parse_line

@@ -393,11 +393,9 @@
     if (current) current.scrollIntoView({block: "nearest"});
   }
 
+  // The server words every score (pedina.scores): a number, or who wins and how it is known.
   function scoreText(score) {
-    if (!score) return "";
-    if (score.win !== null) return `${score.win > 0 ? "White" : "Black"} wins in ${Math.abs(score.win)}`;
-    const men = score.white / 100;
-    return (men > 0 ? "+" : men < 0 ? "−" : "") + Math.abs(men).toFixed(2);
+    return score ? score.text : "";
   }
 
   function renderGraph() {
@@ -408,7 +406,7 @@
     const count = Math.max(evals.length - 1, 1);
     const x = (ply) => pad + (width - 2 * pad) * ply / count;
     const y = (score) => {
-      const men = score.win !== null ? Math.sign(score.win) * GRAPH_LIMIT : score.white / 100;
+      const men = score.result ? score.result * GRAPH_LIMIT : score.white / 100;
       const clipped = Math.max(-GRAPH_LIMIT, Math.min(GRAPH_LIMIT, men));
       return height / 2 - (height / 2 - pad) * clipped / GRAPH_LIMIT;
     };
