@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from pedina.protocol.match.stats import Sprt
 from pedina import Board, Position, legal_moves, perft
 from pedina.pdn import read_games, write_game
 from pedina.protocol.cli import main
@@ -234,6 +236,10 @@ def test_sprt_stops_the_match_when_decided() -> None:
     assert result.exit_code == 0, result.output
     assert "H1 accepted" in result.output
     assert "16 games played" in result.output     # 16 straight wins decide it (see test_stats)
+    # 8 pairs, every one won twice: the pentanomial counts and their own LLR
+    assert "game pairs (LL LD DD/WL WD WW): pairs 8 [0, 0, 0, 0, 8]  Elo +inf" in result.output
+    llr = re.search(r"SPRT on game pairs \(pentanomial\): LLR (\S+)", result.output)
+    assert llr and float(llr.group(1)) == pytest.approx(Sprt(0, 10).pair_llr([0, 0, 0, 0, 8]), abs=0.01)
 
 
 def test_plot_is_saved(tmp_path: Path) -> None:

@@ -93,3 +93,56 @@ def test_sprt_rejects_bad_settings() -> None:
         Sprt(elo0=10, elo1=0)
     with pytest.raises(ValueError):
         Sprt(alpha=0)
+
+
+# -- game pairs (pentanomial) -----------------------------------------------------------------------
+
+
+def independent_pair_figures(pair_points: list[float], elo0: float, elo1: float) -> tuple[float, float, float, float]:
+    """(Elo, low, high, LLR) worked out from each pair's points one by one, the way the model reads:
+    a pair's score is its points over two; the mean and the variance are over pairs."""
+    scores = [points / 2 for points in pair_points]
+    n = len(scores)
+    mean = sum(scores) / n
+    var = sum((score - mean) ** 2 for score in scores) / n
+    margin = Z95 * math.sqrt(var / n)
+
+    def elo(score: float) -> float:
+        return 400 * math.log10(score / (1 - score))
+
+    def expected(e: float) -> float:
+        return 1 / (1 + 10 ** (-e / 400))
+
+    s0, s1 = expected(elo0), expected(elo1)
+    return elo(mean), elo(mean - margin), elo(mean + margin), n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+
+
+def test_pair_figures_agree_with_a_pair_by_pair_computation() -> None:
+    from pedina.protocol.match.stats import pair_estimate
+
+    # pairs in some order, each the first engine's points over its two games
+    pair_points = [2, 1.5, 1, 1, 0.5, 1.5, 1, 2, 0, 1.5, 1, 1, 1.5, 0.5, 1, 2, 1.5, 1, 1, 1.5]
+    counts = [pair_points.count(points) for points in (0, 0.5, 1, 1.5, 2)]
+    assert counts == [1, 2, 8, 6, 3]
+    est = pair_estimate(counts)
+    elo, low, high, llr = independent_pair_figures(pair_points, 0.0, 10.0)
+    assert est.pairs == 20
+    assert (est.elo, est.low, est.high) == pytest.approx((elo, low, high))
+    assert Sprt(0, 10).pair_llr(counts) == pytest.approx(llr)
+    # by hand: mean (0 + 2*.25 + 8*.5 + 6*.75 + 3*1) / 20 = 12 / 20 = 0.6
+    assert est.elo == pytest.approx(400 * math.log10(0.6 / 0.4))
+
+
+def test_pairs_that_split_their_games_narrow_the_interval() -> None:
+    from pedina.protocol.match.stats import pair_estimate
+
+    # 40 games: every pair one win and one loss (the opening decided each game), then 4 pairs
+    # won outright. Counted as games: 24 wins, 16 losses; as pairs, most of the noise is gone.
+    counts = [0, 0, 16, 0, 4]
+    games = elo_estimate(24, 0, 16)
+    pairs = pair_estimate(counts)
+    assert pairs.elo == pytest.approx(games.elo)  # the same score either way
+    assert pairs.error < 0.6 * games.error
+    even = pair_estimate([0, 0, 10, 0, 0])
+    assert (even.elo, even.low, even.high) == (0.0, 0.0, 0.0)  # no spread: no doubt
+    assert pair_estimate([0, 0, 0, 0, 0]).pairs == 0 and math.isinf(pair_estimate([0, 0, 0, 0, 0]).error)

@@ -145,6 +145,7 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
                    "H0": "H0 accepted (no gain of elo1)", None: "undecided"}[outcome.sprt]
         console.message(f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} beta={sprt.beta:g}: "
                         f"LLR {llr:.2f} [{sprt.lower:.2f}, {sprt.upper:.2f}], {verdict}")
+        console.message(f"SPRT on game pairs (pentanomial): LLR {sprt.pair_llr(outcome.tally.pair_counts(0, 1)):.2f}")
     rate = len(outcome.played) / outcome.seconds * 60 if outcome.seconds > 0 else 0.0
     console.message(f"{len(outcome.played)} games played in {clock_text(outcome.seconds)} ({rate:.1f} games/min)"
                     + (f", {outcome.resumed} resumed from {pdn_path}" if outcome.resumed else ""))

@@ -15,19 +15,42 @@ engine testers use (cutechess-cli, fastchess):
   An outcome class that has not occurred yet counts as half a game there (a
   Jeffreys-style prior), so a one-sided run has a variance and stops after a
   dozen or so games, not after its first.
+- the pentanomial model, as fishtest and fastchess count a match of game pairs
+  (one opening, colours reversed): each pair scores 0, 1/4, 1/2, 3/4 or 1 (LL,
+  LD, DD or WL, WD, WW), and the same formulas run over pairs instead of games,
+  with the pairs' own variance. An opening's bias cancels within its pair, so
+  the interval is narrower where openings decide games, and the SPRT decides sooner.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
 
+#: The score of a game won, drawn, lost; of a game pair by its pentanomial class (LL .. WW).
+GAME_SCORES = (1.0, 0.5, 0.0)
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def _mean(counts: Sequence[float], values: Sequence[float]) -> float:
+    total = sum(counts)
+    return sum(count * value for count, value in zip(counts, values)) / total if total else 0.5
+
+
+def _variance(counts: Sequence[float], values: Sequence[float]) -> float:
+    total = sum(counts)
+    if not total:
+        return 0.0
+    mean = _mean(counts, values)
+    return sum(count * (value - mean) ** 2 for count, value in zip(counts, values)) / total
+
+
 def score_of(wins: float, draws: float, losses: float) -> float:
     """The points fraction, 0.5 when no game was played."""
-    games = wins + draws + losses
-    return (wins + draws / 2) / games if games else 0.5
+    return _mean((wins, draws, losses), GAME_SCORES)
 
 
 def elo_of_score(score: float) -> float:
@@ -46,11 +69,7 @@ def score_of_elo(elo: float) -> float:
 
 def variance(wins: float, draws: float, losses: float) -> float:
     """The per-game variance of the score (0 when no game was played)."""
-    games = wins + draws + losses
-    if not games:
-        return 0.0
-    s = score_of(wins, draws, losses)
-    return (wins * (1 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s ** 2) / games
+    return _variance((wins, draws, losses), GAME_SCORES)
 
 
 def los(wins: int, draws: int, losses: int) -> float:
@@ -90,13 +109,43 @@ class EloEstimate:
 
     def interval_text(self) -> str:
         """``Elo +147.2 ± 66.0 [+86.2, +218.3]``; just ``Elo +inf`` when the interval is unbounded."""
-        if not math.isfinite(self.error):
-            return f"Elo {elo_text(self.elo)}"
-        return f"Elo {elo_text(self.elo)} ± {self.error:.1f} [{elo_text(self.low)}, {elo_text(self.high)}]"
+        return _interval_text(self.elo, self.low, self.high)
 
     def summary(self) -> str:
         """``+60 =20 -20  score 70.0%  Elo +147.2 ± 66.0 [+86.2, +218.3]``."""
         return f"+{self.wins} ={self.draws} -{self.losses}  score {100 * self.score:.1f}%  {self.interval_text()}"
+
+
+@dataclass(frozen=True)
+class PairEstimate:
+    """An Elo difference from game pairs (see the module's docstring), with its interval:
+    ``counts`` of the pairs that scored 0, 1/2, 1, 3/2 and 2 points (LL, LD, DD or WL, WD, WW)."""
+
+    counts: tuple[int, int, int, int, int]
+    elo: float
+    low: float
+    high: float
+
+    @property
+    def pairs(self) -> int:
+        """The number of pairs counted."""
+        return sum(self.counts)
+
+    @property
+    def error(self) -> float:
+        """Half the width of the interval (``inf`` when it is unbounded)."""
+        return (self.high - self.low) / 2
+
+    def summary(self) -> str:
+        """``pairs 50 [2, 10, 21, 12, 5]  Elo +35.0 ± 40.1 [-5.0, +75.6]``."""
+        return (f"pairs {self.pairs} [{', '.join(map(str, self.counts))}]  "
+                + _interval_text(self.elo, self.low, self.high))
+
+
+def _interval_text(elo: float, low: float, high: float) -> str:
+    if not math.isfinite((high - low) / 2):
+        return f"Elo {elo_text(elo)}"
+    return f"Elo {elo_text(elo)} ± {(high - low) / 2:.1f} [{elo_text(low)}, {elo_text(high)}]"
 
 
 def elo_text(value: float) -> str:
@@ -106,14 +155,25 @@ def elo_text(value: float) -> str:
     return f"{value + 0.0:+.1f}"  # + 0.0 turns -0.0 into 0.0, shown as +0.0
 
 
+def _elo_interval(counts: Sequence[int], values: Sequence[float], confidence: float) -> tuple[float, float, float]:
+    """(Elo, low, high): the mean score's ``confidence`` interval, mapped through the Elo formula."""
+    total = sum(counts)
+    s = _mean(counts, values)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    margin = z * math.sqrt(_variance(counts, values) / total) if total else math.inf
+    return elo_of_score(s), elo_of_score(s - margin), elo_of_score(s + margin)
+
+
 def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -> EloEstimate:
     """Elo difference, its ``confidence`` interval and LOS for these counts."""
-    games = wins + draws + losses
-    s = score_of(wins, draws, losses)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    margin = z * math.sqrt(variance(wins, draws, losses) / games) if games else math.inf
-    return EloEstimate(wins, draws, losses, elo_of_score(s), elo_of_score(s - margin),
-                       elo_of_score(s + margin), los(wins, draws, losses))
+    elo, low, high = _elo_interval((wins, draws, losses), GAME_SCORES, confidence)
+    return EloEstimate(wins, draws, losses, elo, low, high, los(wins, draws, losses))
+
+
+def pair_estimate(counts: Sequence[int], confidence: float = 0.95) -> PairEstimate:
+    """Elo difference and its ``confidence`` interval from the pentanomial ``counts`` (LL .. WW)."""
+    ll, ld, even, wd, ww = counts
+    return PairEstimate((ll, ld, even, wd, ww), *_elo_interval(counts, PAIR_SCORES, confidence))
 
 
 #: What an outcome class that has not occurred counts as in the SPRT (games).
@@ -147,13 +207,20 @@ class Sprt:
 
     def llr(self, wins: int, draws: int, losses: int) -> float:
         """The log-likelihood ratio after these games (0 before the first game)."""
-        games = wins + draws + losses
-        if not games:
+        return self._llr((wins, draws, losses), GAME_SCORES)
+
+    def pair_llr(self, counts: Sequence[int]) -> float:
+        """The log-likelihood ratio after these game pairs (pentanomial ``counts``, LL .. WW)."""
+        return self._llr(counts, PAIR_SCORES)
+
+    def _llr(self, counts: Sequence[int], values: Sequence[float]) -> float:
+        trials = sum(counts)
+        if not trials:
             return 0.0
-        w, d, l = (count or _EMPTY for count in (wins, draws, losses))
-        s, var = score_of(w, d, l), variance(w, d, l)
+        smoothed = [count or _EMPTY for count in counts]
+        s, var = _mean(smoothed, values), _variance(smoothed, values)
         s0, s1 = score_of_elo(self.elo0), score_of_elo(self.elo1)
-        return games * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
+        return trials * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
 
     def decision(self, wins: int, draws: int, losses: int) -> str | None:
         """``"H0"`` or ``"H1"`` once decided, else ``None``."""

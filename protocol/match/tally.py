@@ -8,14 +8,18 @@ from typing import Sequence
 
 from pedina.protocol.match.game import EngineSpec, GameRecord
 from pedina.protocol.plotting import saved_figure
-from pedina.protocol.match.stats import EloEstimate, elo_estimate, elo_text
+from pedina.protocol.match.stats import EloEstimate, elo_estimate, elo_text, pair_estimate
 
 
 class Tally:
-    """Win/draw/loss counts per pair of engines, terminations, failures, and engine 0's Elo history."""
+    """Win/draw/loss counts per pair of engines, the pentanomial counts of their game pairs
+    (one round's opening, both colours), terminations, failures, and engine 0's Elo history."""
 
     def __init__(self) -> None:
         self.pairs: dict[tuple[int, int], list[int]] = {}   # (i, j), i < j: [i wins, draws, j wins]
+        # (i, j), i < j: i's game pairs scoring 0, 1/2, 1, 3/2, 2 points (LL .. WW)
+        self.pentanomial: dict[tuple[int, int], list[int]] = {}
+        self._halves: dict[tuple[int, int, int], float] = {}  # (round, i, j): i's points in the pair's first game
         self.terminations: Counter[str] = Counter()
         self.failures: Counter[tuple[str, str]] = Counter()
         self.history: list[EloEstimate] = []                # engine 0 against the others, per game
@@ -27,6 +31,12 @@ class Tally:
         counts = self.pairs.setdefault((first, second), [0, 0, 0])
         points = record.points(first)
         counts[0 if points == 1.0 else 1 if points == 0.5 else 2] += 1
+        half = (record.game.round, first, second)
+        if half in self._halves:  # the pair's other game: colours reversed on the same opening
+            pair_points = self._halves.pop(half) + points
+            self.pentanomial.setdefault((first, second), [0] * 5)[round(2 * pair_points)] += 1
+        else:
+            self._halves[half] = points
         self.colours[{"1-0": 0, "0-1": 2}.get(record.result, 1)] += 1
         self.terminations[record.termination] += 1
         if record.failure is not None:
@@ -42,6 +52,13 @@ class Tally:
             elif engine == second and opponent in (None, first):
                 wins, draws, losses = wins + l, draws + d, losses + w
         return wins, draws, losses
+
+    def pair_counts(self, engine: int, opponent: int) -> tuple[int, int, int, int, int]:
+        """``engine``'s pentanomial counts against ``opponent``: its game pairs that scored 0, 1/2,
+        1, 3/2 and 2 points."""
+        counts = self.pentanomial.get((min(engine, opponent), max(engine, opponent)), [0] * 5)
+        ll, ld, even, wd, ww = counts if engine < opponent else counts[::-1]
+        return ll, ld, even, wd, ww
 
     def estimate(self, engine: int, opponent: int | None = None) -> EloEstimate:
         """``engine``'s Elo difference against ``opponent`` (the field when ``None``)."""
@@ -72,6 +89,9 @@ def final_table(tally: Tally, specs: Sequence[EngineSpec]) -> list[str]:
         est = tally.estimate(first, second)
         rows.append(f"{specs[first].name} vs {specs[second].name}: {est.summary()}  "
                     f"LOS {100 * est.los:.1f}%  draws {100 * est.draws / max(1, est.games):.0f}%")
+        pairs = pair_estimate(tally.pair_counts(first, second))
+        if pairs.pairs:
+            rows.append(f"{' ' * len(specs[first].name)}    game pairs (LL LD DD/WL WD WW): {pairs.summary()}")
     white = elo_estimate(*tally.colours)
     rows.append(f"White vs Black: +{white.wins} ={white.draws} -{white.losses}  "
                 f"score {100 * white.score:.1f}%")
