@@ -500,7 +500,12 @@ def test_final_table_shows_the_hand_computed_statistics() -> None:
     assert rows[2].split() == ["2", "B", "10", "2.5", "25.0%", "1", "3", "6", "-190.8", "256.7", "2.9%"]
     assert rows[4] == ("A vs B: +6 =3 -1  score 75.0%  Elo +190.8 ± 256.7 [+29.3, +542.8]  LOS 97.1%  "
                        "draws 30%")
-    assert rows[5] == "White vs Black: +4 =3 -3  score 55.0%"   # A won 3 as White, 3 as Black; lost game 10 as Black
+    # The pairs (rounds): WW, WW, WW, DD, DL: pentanomial [0, 1, 1, 0, 3], mean 3.75 / 5 = 0.75 (the
+    # same Elo); variance (0.5^2 + 0.25^2 + 3 * 0.25^2) / 5 = 0.1, margin 1.96 sqrt(0.1 / 5) = 0.277:
+    # the upper bound passes a score of 1, so the interval is unbounded and not shown.
+    assert 0.75 + 1.959964 * math.sqrt(0.1 / 5) > 1
+    assert rows[5] == "     game pairs (LL LD DD/WL WD WW): pairs 5 [0, 1, 1, 0, 3]  Elo +190.8"
+    assert rows[6] == "White vs Black: +4 =3 -3  score 55.0%"   # A won 3 as White, 3 as Black; lost game 10 as Black
 
 
 @pytest.mark.slow
