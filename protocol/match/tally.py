@@ -108,7 +108,7 @@ def plot_history(history: Sequence[EloEstimate], title: str, path: str) -> bool:
     """Save a picture of the Elo estimate and its 95% interval after each game; ``False``, with
     nothing saved, when the estimate was never finite (one side won or lost every game).
 
-    The interval is drawn up to ±1000 where it is unbounded. Raises
+    The interval is drawn only where it is bounded, as the results table shows it. Raises
     :class:`click.ClickException` when the picture cannot be saved.
     """
     points = [(n, e) for n, e in enumerate(history, start=1) if math.isfinite(e.elo)]
@@ -116,8 +116,9 @@ def plot_history(history: Sequence[EloEstimate], title: str, path: str) -> bool:
         return False
     with saved_figure(path) as (figure, axes):
         games = [n for n, _ in points]
-        cap = 1000.0
-        axes.fill_between(games, [max(-cap, e.low) for _, e in points], [min(cap, e.high) for _, e in points],
+        bounded = [math.isfinite(e.error) for _, e in points]
+        axes.fill_between(games, [e.low if ok else 0.0 for (_, e), ok in zip(points, bounded)],
+                          [e.high if ok else 0.0 for (_, e), ok in zip(points, bounded)], where=bounded,
                           alpha=0.25, label="95% interval")
         axes.plot(games, [e.elo for _, e in points], marker="." if len(points) < 30 else "", label="Elo estimate")
         axes.axhline(0.0, color="grey", linewidth=0.8)
