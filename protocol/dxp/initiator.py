@@ -2,8 +2,8 @@
 
 :class:`DxpClient` connects over TCP to a listening Follower (``pedina dxp`` is one)
 and maps the runner's requests onto the protocol: the first search of a game sends
-GAMEREQ (form B: the position reached, the engine to move, the clock's minutes) and
-waits for GAMEACC; later searches send the opponent's move as a MOVE and wait for the
+GAMEREQ (form B: the position before the opponent's last move, the engine's colour, the
+clock's minutes), waits for GAMEACC and sends that move; later searches send the opponent's move as a MOVE and wait for the
 engine's; the game's end is a GAMEEND, answered by the other side's. A BACKREQ is
 answered "not supported" (a match takes nothing back), a CHAT is kept in the tail.
 DXP carries no move time, depth or node limit and no search information: the engine
@@ -186,16 +186,20 @@ class DxpClient:
         return [move.hub() for move in game.board.moves]
 
     def _request_game(self, position: str, moves: Sequence[str]) -> float:
-        """GAMEREQ at the position the moves reach, the engine to move; GAMEACC awaited."""
+        """GAMEREQ at the position before the last of ``moves``, then that move (the engine's turn
+        begins with a message received, as in any game: a Follower that paces its own messages
+        does not make its first move wait after its GAMEACC); with no moves, GAMEREQ with the
+        engine to move. GAMEACC awaited."""
         try:
             board = Board(Position.from_hub(position))
-            for text in moves:
+            for text in moves[:-1]:
                 board.push(board.parse_move(text))
+            last = board.parse_move(moves[-1]) if moves else None
         except (PositionError, MoveError) as error:
             raise self._error(EngineProtocolError, f"cannot set up the game: {error}") from None
+        engine_white = board.position.white_to_move == (last is None)
         self._game = None
-        self._send(GameRequest(INITIATOR_NAME, board.position.white_to_move, self.minutes, self.moves,
-                               board.position))
+        self._send(GameRequest(INITIATOR_NAME, engine_white, self.minutes, self.moves, board.position))
         deadline = time.monotonic() + self._timeout
         while True:
             stamp, message = self._receive(deadline)
@@ -206,8 +210,12 @@ class DxpClient:
             raise self._error(EngineProtocolError, f"refused the game (GAMEACC code {message.code}: "
                                                    f"{_REFUSALS.get(message.code, 'unknown code')})")
         self.id.name = message.follower
-        self._game = _Game(position, board, board.position.white_to_move)
-        return stamp
+        self._game = _Game(position, board, engine_white)
+        if last is None:
+            return stamp
+        self._send(move_message(last, 0))
+        board.push(last)
+        return time.monotonic()
 
     def finish_search(self, started: float, timeout: float,
                       on_info: Callable[[dict[str, str]], None] | None = None) -> SearchReport:
