@@ -1,4 +1,5 @@
-"""A Hub protocol client: drive any Hub engine process as a GUI would.
+"""A Hub protocol client: drive any Hub engine process as a GUI would (an
+:class:`~pedina.protocol.engineclient.EngineClient`).
 
 :class:`HubClient` starts an engine, does the handshake (``hub`` ... ``wait``,
 ``set-param``, ``init`` ... ``ready``) and runs searches with :meth:`HubClient.go`, or in two
@@ -19,34 +20,12 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import IO, Callable, Mapping, Sequence
 
 from pedina.scores import Score
+from pedina.protocol.engineclient import (TAIL_LINES, EngineCrashed, EngineError, EngineId, EngineProtocolError,
+                                          EngineTimeout, SearchReport)
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
-
-#: How many of the engine's last lines (both directions) an error report keeps.
-TAIL_LINES = 12
-
-
-class EngineError(Exception):
-    """The engine failed; ``tail`` holds its last lines (``>`` sent, ``<`` received, ``!`` stderr)."""
-
-    def __init__(self, message: str, tail: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.tail = list(tail)
-
-
-class EngineCrashed(EngineError):
-    """The engine process exited (or closed its output)."""
-
-
-class EngineTimeout(EngineError):
-    """The engine did not answer in time."""
-
-
-class EngineProtocolError(EngineError):
-    """The engine answered something the protocol does not allow (or refused a parameter)."""
 
 
 def split_line(line: str) -> tuple[str, dict[str, str]]:
@@ -62,31 +41,6 @@ def seconds_text(value: float) -> str:
     """Seconds as short decimal text for ``level`` (``0.1``, ``59.25``), never in exponent form."""
     text = f"{value:.3f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
-
-
-@dataclass
-class SearchReport:
-    """What one ``go`` produced: the move text, the engine's last info, and the time it took."""
-
-    move: str
-    ponder: str | None
-    elapsed: float
-    score: Score | None = None        # the last info's (side to move's view), with its kind
-    depth: int | None = None
-    nodes: int | None = None
-    pv: str = ""
-    infos: int = 0
-    book: bool = False                # the last info said book=true: a move of the engine's opening book
-
-
-@dataclass
-class EngineId:
-    """The engine's ``id`` line and declared parameters (name -> ``param`` arguments)."""
-
-    name: str = ""
-    version: str = ""
-    author: str = ""
-    params: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class HubClient:
@@ -245,6 +199,7 @@ class HubClient:
                                   f"refused a setting: {args.get('message', '')}")
 
     def new_game(self) -> None:
+        """``new-game``: the engine forgets the last game."""
         self.send("new-game")
 
     def ping(self, timeout: float = 10.0) -> None:
@@ -313,6 +268,9 @@ class HubClient:
                 report.elapsed = stamp - started
                 return report
 
+    def game_over(self, position: str, moves: Sequence[str], result: str, timeout: float) -> None:
+        """Nothing to send: the Hub protocol has no game end (the next ``new-game`` begins another)."""
+
     def stop(self) -> None:
         """``stop``: the running search should end soon; its ``done`` still comes to :meth:`finish_search`."""
         self.send("stop")
@@ -348,3 +306,7 @@ class HubClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+
+__all__ = ["EngineCrashed", "EngineError", "EngineId", "EngineProtocolError", "EngineTimeout", "HubClient",
+           "SearchReport", "TAIL_LINES", "seconds_text", "split_line"]

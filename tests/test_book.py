@@ -260,7 +260,8 @@ def test_match_no_book_sets_engines_that_declare_it(book: bool) -> None:
     spec = EngineSpec("pedina", f"{PEDINA} hub", tc=TimeControl(depth=2))
     seats = Seats([spec], Settings(book=book))
     try:
-        report = seats.get(0).go(START_HUB, [], {"depth": 2}, timeout=30.0)
+        engine = seats.get(0)
+        report = engine.finish_search(engine.start_search(START_HUB, [], {"depth": 2}), timeout=30.0)
         assert report.book is book and (report.depth == 0) is book
     finally:
         seats.close_all()

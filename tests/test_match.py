@@ -297,7 +297,7 @@ def test_plot_without_matplotlib_is_a_one_line_error(monkeypatch: pytest.MonkeyP
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}"], "no time control"),
     (["--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=A", "--depth", "1"],
      "names must differ"),
-    (["--engine", "name=A", "--engine", f"cmd={RANDOM}", "--depth", "1"], "no cmd= given"),
+    (["--engine", "name=A", "--engine", f"cmd={RANDOM}", "--depth", "1"], "no cmd= or dxp= given"),
     (["--engine", f"cmd={RANDOM}", "colour=red", "--engine", f"cmd={RANDOM}", "--depth", "1"],
      "unknown engine setting 'colour'"),
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "--tc", "fast"], "bad time control"),

@@ -23,7 +23,9 @@ from pedina.protocol.plotting import check_plot_path
 @click.command(cls=MatchCommand)
 @click.option("--engine", "engines", multiple=True, metavar="KEY=VALUE...",
               help="An engine (two or more): cmd=COMMAND [name=NAME] [dir=DIR] [option.PARAM=VALUE]... "
-                   "[tc=.. st=.. depth=.. nodes=..], e.g. --engine cmd=\"pedina hub\" name=A option.skill=10")
+                   "[tc=.. st=.. depth=.. nodes=..], e.g. --engine cmd=\"pedina hub\" name=A option.skill=10; "
+                   "or a running DXP engine, dxp=HOST:PORT [name=NAME] (its clock: whole minutes, no increment; "
+                   "no move time is sent, so give it its own, e.g. pedina dxp --move-time).")
 @click.option("--each", "each", default="", metavar="KEY=VALUE...",
               help="Settings for every engine (an --engine's own settings win).")
 @click.option("--gauntlet", is_flag=True, help="The first engine plays each of the others (default: round robin).")
@@ -72,7 +74,7 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
           restart: bool, no_book: bool,
           pdn_path: str | None, resume: bool, sprt_text: str | None, plot_path: str | None,
           event: str) -> None:
-    """Play a match between Hub engines and show who is stronger.
+    """Play a match between Hub engines (and running DXP engines) and show who is stronger.
 
     \b
     Example: full strength against skill 10, 0.1 s a move, two games at a time:
@@ -104,6 +106,11 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
             sprt = Sprt(**{key: float(value) for key, value in pairs.items()})
         except (TypeError, ValueError) as error:
             raise MatchError(f"bad --sprt (expected elo0=E elo1=E alpha=A beta=B): {error}") from None
+    dxp_names = [spec.name for spec in specs if spec.dxp is not None]
+    if dxp_names and cluster is not None:
+        raise MatchError(f"{dxp_names[0]} is a DXP engine, which plays one game at a time: not with --cluster")
+    if dxp_names and (concurrency or 1) > 1:
+        raise MatchError(f"{dxp_names[0]} is a DXP engine, which plays one game at a time: --concurrency must be 1")
     if cluster is not None and concurrency is not None:
         raise MatchError("--concurrency is for this machine: with --cluster the workers' threads "
                          "decide how many games are played at once")

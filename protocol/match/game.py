@@ -1,12 +1,14 @@
-"""One game between two Hub engine processes, played and judged by the match runner.
+"""One game between two engines, played and judged by the match runner.
 
 :func:`play_hub_game` sets up the opening, asks each engine for its move in turn
-(``pos`` with the whole game, ``level``, ``go think``), keeps the clocks, and
+(a Hub engine gets ``pos`` with the whole game, ``level``, ``go think``; a DXP engine
+the GAMEREQ, then the opponent's moves), keeps the clocks, and
 ends the game by the rules (no moves, repetition, 40-move count), by the
 maximum length, by the engines' agreeing scores, or by a failure: an illegal
 move, a crash, no answer, or a move over its time loses, and the failed
-engine's process is replaced before its next game. :class:`Seats` holds the
-engine processes of one worker thread.
+engine is replaced before its next game. :class:`Seats` holds the engines of
+one worker thread, each an :class:`~pedina.protocol.engineclient.EngineClient`
+made by :func:`open_engine` from its :class:`EngineSpec`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from pedina.board import Board
 from pedina.move import Move, MoveError
 from pedina.pdn import MoveNote
 from pedina.position import Position
-from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubClient, SearchReport,
-                                       seconds_text)
+from pedina.protocol.dxp.initiator import DxpClient
+from pedina.protocol.engineclient import (EngineClient, EngineCrashed, EngineError, EngineResigned, EngineTimeout,
+                                          SearchReport)
+from pedina.protocol.hubclient import HubClient, seconds_text
 from pedina.scores import men
 
 #: The variant asked of engines that declare a ``variant`` parameter.
@@ -105,13 +109,15 @@ class TimeControl:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """One participant: how to start it and how it plays."""
+    """One participant: how to start it (a Hub ``command``, or the ``dxp`` address of a running
+    DXP engine) and how it plays."""
 
     name: str
     command: str
     options: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     tc: TimeControl = TimeControl()
+    dxp: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -223,33 +229,50 @@ class Aborted(Exception):
     """The match is stopping: drop the game being played."""
 
 
+def open_engine(spec: EngineSpec, settings: Settings) -> EngineClient:
+    """A ready engine for ``spec``: a Hub process started, or a DXP engine connected (with the
+    GAMEREQ clock of ``spec.tc``, whole minutes), its handshake done within ``settings.timeout``.
+    Raises :class:`EngineError` if it cannot start."""
+    engine: EngineClient
+    if spec.dxp is not None:
+        minutes = round(spec.tc.base / 60) if spec.tc.base is not None else 0
+        engine = DxpClient(*spec.dxp, minutes=minutes, moves=spec.tc.moves or 0, label=spec.name)
+    else:
+        engine = HubClient(spec.command, cwd=spec.cwd, label=spec.name)
+    try:
+        engine.handshake(spec.options, timeout=settings.timeout, variant=VARIANT)
+        if not settings.book and BOOK_PARAM in engine.id.params:
+            engine.set_param(BOOK_PARAM, "false")
+    except EngineError:
+        engine.close(timeout=0.2)
+        raise
+    return engine
+
+
 class Seats:
-    """The engine processes one worker drives: started on demand, replaced after a failure."""
+    """The engines one worker drives: started on demand, replaced after a failure."""
 
     def __init__(self, specs: Sequence[EngineSpec], settings: Settings) -> None:
         self.specs = specs
         self.settings = settings
-        self._engines: dict[int, HubClient] = {}
+        self._engines: dict[int, EngineClient] = {}
         self._lock = threading.Lock()
 
-    def get(self, index: int) -> HubClient:
+    def get(self, index: int) -> EngineClient:
         """A ready engine for ``specs[index]`` (raises :class:`EngineError` if it cannot start)."""
         with self._lock:
             engine = self._engines.get(index)
         if engine is not None:
             return engine
-        spec = self.specs[index]
-        engine = HubClient(spec.command, cwd=spec.cwd, label=spec.name)
-        try:
-            engine.handshake(spec.options, timeout=self.settings.timeout, variant=VARIANT)
-            if not self.settings.book and BOOK_PARAM in engine.id.params:
-                engine.set_param(BOOK_PARAM, "false")
-        except EngineError:
-            engine.close(timeout=0.2)
-            raise
+        engine = open_engine(self.specs[index], self.settings)
         with self._lock:
             self._engines[index] = engine
         return engine
+
+    def held(self, index: int) -> EngineClient | None:
+        """The engine of ``specs[index]`` if one is running (none is started)."""
+        with self._lock:
+            return self._engines.get(index)
 
     def discard(self, index: int) -> None:
         """Stop the process of ``specs[index]``, if any: the next :meth:`get` starts a fresh one."""
@@ -269,6 +292,8 @@ class Seats:
 def _failure_reason(error: EngineError, clocked: bool) -> str:
     if isinstance(error, EngineCrashed):
         return "crash"
+    if isinstance(error, EngineResigned):
+        return "resignation"
     if isinstance(error, EngineTimeout):
         return "time forfeit" if clocked else "no answer"
     return "protocol error"
@@ -282,7 +307,23 @@ def _streak(scores: list[int | None], count: int, test: Callable[[int], bool]) -
 
 def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
                   stop: threading.Event) -> GameRecord:
-    """Play one game to its end (raises :class:`Aborted` when ``stop`` is set)."""
+    """Play one game to its end (raises :class:`Aborted` when ``stop`` is set), then tell the
+    engines still seated that it is over (one that fails to hear it is replaced)."""
+    record = _play(game, specs, seats, settings, stop)
+    for index in (game.white, game.black):
+        engine = seats.held(index)
+        if engine is None:
+            continue
+        try:
+            engine.game_over(record.board.start.hub(), [move.hub() for move in record.board.moves],
+                             record.result, settings.timeout)
+        except EngineError:
+            seats.discard(index)
+    return record
+
+
+def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
+          stop: threading.Event) -> GameRecord:
     board = game.opening.board()
     sides = (game.white, game.black)
     clocks = [specs[index].tc.base for index in sides]
@@ -318,16 +359,19 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
         timeout = settings.timeout if allowed is None else allowed + settings.margin
         try:
             engine = seats.get(sides[side])
-            report: SearchReport = engine.go(start_text, [move.hub() for move in board.moves],
-                                             spec.tc.level(clocks[side], played[side]), timeout)
+            started = engine.start_search(start_text, [move.hub() for move in board.moves],
+                                          spec.tc.level(clocks[side], played[side]))
+            report = engine.finish_search(started, timeout)
         except EngineError as error:
             if stop.is_set():
                 raise Aborted from error
             return lose(side, _failure_reason(error, allowed is not None), str(error), error.tail)
         if allowed is not None and report.elapsed > allowed + settings.margin:
+            hint = (" (DXP sends no move time: give the engine its own, e.g. pedina dxp --move-time)"
+                    if spec.dxp is not None and spec.tc.move_time is not None else "")
             return lose(side, "time forfeit",
                         f"{spec.name}: took {report.elapsed:.3f} s, allowed {allowed:.3f} s "
-                        f"+ {settings.margin:.3f} s margin", engine.tail())
+                        f"+ {settings.margin:.3f} s margin{hint}", engine.tail())
         try:
             move = board.parse_move(report.move)
         except MoveError as error:

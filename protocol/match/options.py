@@ -7,6 +7,7 @@ Options such as ``--engine`` take several ``key=value`` words, as in cutechess-c
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import replace
@@ -14,6 +15,7 @@ from typing import Callable, Sequence
 
 import click
 
+from pedina.protocol.dxp.initiator import parse_address
 from pedina.protocol.match.game import EngineSpec, TimeControl
 
 
@@ -75,20 +77,39 @@ def engine_spec(pairs: dict[str, str], common: dict[str, str], default_tc: TimeC
             tc = replace(tc, depth=int(_positive_number(key, value, int)))
         elif key == "nodes":
             tc = replace(tc, nodes=int(_positive_number(key, value, int)))
-        elif key not in ("cmd", "name", "dir"):
-            raise MatchError(f"unknown engine setting {key!r} (known: cmd, name, dir, tc, st, depth, "
+        elif key not in ("cmd", "dxp", "name", "dir"):
+            raise MatchError(f"unknown engine setting {key!r} (known: cmd, dxp, name, dir, tc, st, depth, "
                              "nodes, option.NAME)")
-    if not merged.get("cmd"):
-        raise MatchError(f"engine {number}: no cmd= given (e.g. --engine cmd=\"pedina hub\" name=A)")
-    try:
-        shlex.split(merged["cmd"])
-    except ValueError as error:
-        raise MatchError(f"engine {number}: bad cmd {merged['cmd']!r}: {error}") from None
     tc = tc.merged(default_tc)
     name = merged.get("name") or f"engine{number}"
     if not tc.is_set:
         raise MatchError(f"engine {name}: no time control (give --tc, --st, --depth or --nodes)")
+    if pairs.get("dxp"):  # an --engine's own dxp=, not one from --each
+        if pairs.get("cmd") or pairs.get("dir"):
+            raise MatchError(f"engine {name}: give cmd= (a Hub engine to start) or dxp= (a running DXP engine), "
+                             "not both")
+        return _dxp_spec(name, pairs["dxp"], options, tc)
+    if not merged.get("cmd"):
+        raise MatchError(f"engine {number}: no cmd= or dxp= given (e.g. --engine cmd=\"pedina hub\" name=A)")
+    try:
+        shlex.split(merged["cmd"])
+    except ValueError as error:
+        raise MatchError(f"engine {number}: bad cmd {merged['cmd']!r}: {error}") from None
     return EngineSpec(name, merged["cmd"], options, merged.get("dir") or None, tc)
+
+
+def _dxp_spec(name: str, address: str, options: dict[str, str], tc: TimeControl) -> EngineSpec:
+    """A running DXP engine. Its GAMEREQ carries whole minutes and no increment, so a clock is
+    rounded up to whole minutes (at least one) without increment: the clock it plays on, and is judged on."""
+    if options:
+        raise MatchError(f"engine {name}: a DXP engine has no parameters (option.{next(iter(options))})")
+    try:
+        host, port = parse_address(address)
+    except ValueError as error:
+        raise MatchError(f"engine {name}: {error}") from None
+    if tc.base is not None:
+        tc = replace(tc, base=60.0 * max(1, math.ceil(tc.base / 60)), inc=0.0)
+    return EngineSpec(name, "", {}, None, tc, (host, port))
 
 
 def parse_rule(text: str, option: str, keys: Sequence[str]) -> dict[str, int]:

@@ -2,7 +2,7 @@
 
 A :class:`Venue` is where the games are played: :class:`ThreadVenue` runs worker
 threads on this machine, each playing its games with
-:func:`~pedina.protocol.match.game.play_hub_game` on its own engine processes;
+:func:`~pedina.protocol.match.game.play_hub_game` on its own engines;
 :class:`~pedina.protocol.match.cluster.ClusterVenue` plays them as tasks on a Dask
 cluster. Either hands each finished game to the main thread, which writes it to the
 PDN file at once (so a match can be interrupted and resumed), shows progress and
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence, TypeAlias
 
 from pedina.pdn import write_game
-from pedina.protocol.hubclient import EngineError
+from pedina.protocol.engineclient import EngineError
 from pedina.protocol.interrupts import interrupt_requests
 from pedina.protocol.match.console import Console, clock_text
 from pedina.protocol.match.game import Aborted, EngineSpec, GameRecord, ScheduledGame, Seats, Settings, play_hub_game
