@@ -306,6 +306,8 @@ def test_bad_messages_get_an_error_and_the_table_goes_on() -> None:
             '{"type": "watch", "white": 0, "black": 0, "time": {"kind": "clock", "minutes": 0, "increment": 0}}')
         assert "position must be a text" in await page.error('{"type": "setup", "position": ["/etc/passwd"]}')
         assert "cannot read the PDN" in await page.error('{"type": "load_pdn", "text": "1. 23-19 99-98 *"}')
+        assert "data must be a file's bytes in base64" in await page.error('{"type": "load_pdn", "data": "@@"}')
+        assert "data must be a text" in await page.error('{"type": "load_pdn", "data": 5}')
         assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
         assert "nothing to stop" in await page.error('{"type": "stop"}')
         assert "no game against an engine to resign" in await page.error('{"type": "resign"}')

@@ -66,23 +66,37 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
+#: The screens a page is tried on: a desktop and a phone (``@pytest.mark.parametrize("page", SCREENS,
+#: indirect=True)``; a test that does not ask gets the desktop).
+SCREENS = ["1280x900", "390x844"]
+
+
 @pytest.fixture
-def page(server: str, browser: Browser) -> Iterator[Page]:
+def page(server: str, browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A fresh page on the server, connected, with no JavaScript error allowed."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    width, height = (int(side) for side in getattr(request, "param", SCREENS[0]).split("x"))
+    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
     tab.goto(server)
-    tab.wait_for_selector("#connection:text-is('connected')", timeout=WAIT)
-    tab.wait_for_selector('#board rect[data-square="32"]', timeout=WAIT)
+    wait_connected(tab)
     yield tab
     context.close()
     assert not errors, errors
 
 
+def wait_connected(page: Page) -> None:
+    page.wait_for_selector("#connection:text-is('connected')", timeout=WAIT)
+    page.wait_for_selector('#board rect[data-square="32"]', timeout=WAIT)
+
+
 def shot(page: Page, name: str) -> None:
+    """A screenshot, named with the page's width when it is not the desktop's."""
     SHOTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    if size is not None and size["width"] != 1280:
+        name = name.replace(".png", f"-{size['width']}.png")
     page.screenshot(path=str(SHOTS / name))
 
 
@@ -473,3 +487,25 @@ def test_a_request_without_the_token_is_refused(server: str, browser: Browser) -
     response = stranger.goto(bare + "?token=guess")
     assert response is not None and response.status == 403
     stranger.close()
+
+
+def message(page: Page) -> str:
+    return page.inner_text("#message")
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_a_windows_1252_pdn_is_read_like_the_command_line_reads_it(page: Page, tmp_path: Path) -> None:
+    text = '[Event "Torneo di Cesenatico"]\n[White "José Müller"]\n[Black "Ægidius Çelik"]\n\n1. 22-18 10-14 *\n'
+    for name, data in (("checkerboard.pdn", text.encode("cp1252")), ("utf16.pdn", text.encode("utf-16")),
+                       ("bom.pdn", b"\xef\xbb\xbf" + text.encode())):
+        page.click("#btn-new")
+        page.check('input[name="new-mode"][value="free"]')
+        page.click("#new-start")
+        wait_board(page, "b.cursor === '0'")
+        path = tmp_path / name
+        path.write_bytes(data)
+        page.set_input_files("#file-pdn", str(path))
+        wait_board(page, "b.cursor === '2'")
+        assert page.inner_text("#player-bottom .name") == "White: José Müller", name
+        assert page.inner_text("#player-top .name") == "Black: Ægidius Çelik", name
+    shot(page, "pdn-cp1252.png")

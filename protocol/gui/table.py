@@ -25,6 +25,8 @@ is reported to the page with its last lines, and its process is replaced at its 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import datetime
 import json
 import logging
@@ -35,7 +37,7 @@ from typing import Any
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
-from pedina.pdn import PdnError, PdnGame, read_games, write_game
+from pedina.pdn import PdnError, PdnGame, decode_pdn, read_games, write_game
 from pedina.position import Position, PositionError
 from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
 from pedina.protocol.hubclient import EngineError, EngineTimeout, parse_score
@@ -64,7 +66,7 @@ WIN_SCORE = 9000
 MAX_PV = 24
 #: Most analysis lines (multi-PV) a page may ask for.
 MAX_LINES = 8
-#: Longest PDN text a page may send (characters).
+#: Longest PDN text a page may send (characters, or bytes of a file).
 MAX_PDN = 2_000_000
 #: Longest FEN or Hub text a page may send (characters).
 MAX_POSITION_TEXT = 400
@@ -104,6 +106,19 @@ def _text(message: Mapping[str, object], key: str, limit: int) -> str:
     if len(value) > limit:
         raise BadMessage(f"{key} is too long ({len(value)} characters, at most {limit})")
     return value
+
+
+def _pdn_file(message: Mapping[str, object]) -> str:
+    """The text of the file whose bytes are ``data`` (base64): UTF-8 with or without a byte-order
+    mark, UTF-16, or Windows-1252, as :func:`pedina.pdn.decode_pdn` reads files."""
+    encoded = _text(message, "data", 4 * (MAX_PDN // 3 + 1))
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        raise BadMessage("data must be a file's bytes in base64") from None
+    if len(data) > MAX_PDN:
+        raise BadMessage(f"the file is too large ({len(data)} bytes, at most {MAX_PDN})")
+    return decode_pdn(data)
 
 
 def _choice(message: Mapping[str, object], key: str, choices: tuple[str, ...]) -> str:
@@ -252,7 +267,8 @@ class Table:
         ``colour``, ``time``, ``skill``), ``watch`` (``white``, ``black``, ``time``), ``move``
         (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
         ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``), ``stop``, ``setup``
-        (``position``: FEN or Hub text), ``load_pdn`` (``text``), ``pick_pdn`` (``index``),
+        (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
+        base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``.
         """
         try:
@@ -848,7 +864,7 @@ class Table:
         self._reset(board)
 
     async def _on_load_pdn(self, message: Mapping[str, object]) -> None:
-        text = _text(message, "text", MAX_PDN)
+        text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
         try:
             games = read_games(text)
         except PdnError as error:

@@ -7,6 +7,7 @@
   const SVG = "http://www.w3.org/2000/svg";
   const CELL = 100;            // board units per square (the board is 800 x 800)
   const GRAPH_LIMIT = 4;       // the evaluation graph is clipped at +-4 men
+  const MAX_PDN_BYTES = 2000000;  // the server's MAX_PDN
 
   const $ = (id) => document.getElementById(id);
 
@@ -602,6 +603,14 @@
 
   // -- files ---------------------------------------------------------------------------
 
+  function base64(bytes) {
+    const chunks = [];
+    for (let at = 0; at < bytes.length; at += 0x8000) {
+      chunks.push(String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000)));
+    }
+    return btoa(chunks.join(""));
+  }
+
   function download(text) {
     const blob = new Blob([text], {type: "application/x-pdn"});
     const link = document.createElement("a");
@@ -825,11 +834,12 @@
       const file = $("file-pdn").files[0];
       $("file-pdn").value = "";
       if (!file) return;
-      if (file.size > 2000000) { say(`${file.name} is too large for a PDN file (${file.size} bytes).`, true); return; }
-      file.text().then((text) => {
+      if (file.size > MAX_PDN_BYTES) { say(`${file.name} is too large for a PDN file (${file.size} bytes).`, true); return; }
+      // The bytes go to the server, which decodes them as the command line does (Windows-1252 too).
+      file.arrayBuffer().then((buffer) => {
         entry = null;
         analysis = null;
-        send({type: "load_pdn", text: text});
+        send({type: "load_pdn", data: base64(new Uint8Array(buffer))});
       }, (error) => say(`Cannot read ${file.name}: ${error}`, true));
     });
     $("pdn-load").addEventListener("click", () => {
