@@ -509,3 +509,40 @@ def test_a_windows_1252_pdn_is_read_like_the_command_line_reads_it(page: Page, t
         assert page.inner_text("#player-bottom .name") == "White: José Müller", name
         assert page.inner_text("#player-top .name") == "Black: Ægidius Çelik", name
     shot(page, "pdn-cp1252.png")
+
+
+def new_free_game(page: Page) -> None:
+    page.click("#btn-new")
+    page.check('input[name="new-mode"][value="free"]')
+    page.click("#new-start")
+    wait_board(page, "b.mode === 'free' && b.cursor === '0'")
+
+
+def test_a_message_goes_with_the_game_it_is_about(page: Page, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.pdn"
+    empty.write_text("{only a comment}\n")
+    page.set_input_files("#file-pdn", str(empty))
+    page.wait_for_function("() => document.getElementById('message').textContent !== ''", timeout=WAIT)
+    assert message(page) == "no game found in the PDN text"
+    game = tmp_path / "game.pdn"
+    game.write_text('[White "Anna"]\n\n1. 22-18 10-14 2. 23-19 *\n')
+    page.set_input_files("#file-pdn", str(game))
+    wait_board(page, "b.cursor === '3'")
+    assert message(page) == ""
+    page.click("#btn-setup")
+    page.fill("#setup-text", "W:W21-33:B1-12")
+    page.click("#setup-paste")
+    page.wait_for_function("() => document.getElementById('setup-error').textContent !== ''", timeout=WAIT)
+    page.click("#setup-cancel")
+    assert message(page).startswith("impossible position")
+    new_free_game(page)
+    assert message(page) == ""
+    enter(page, 22, (18,))
+    wait_board(page, "b.cursor === '1'")
+    with page.expect_download():
+        page.click("#btn-save")
+    assert message(page) == "Game saved as PDN."
+    page.set_input_files("#file-pdn", str(game))
+    wait_board(page, "b.cursor === '3'")
+    assert message(page) == ""
+    shot(page, "message-cleared.png")

@@ -634,7 +634,7 @@ class Table:
         return {
             "type": "state", "mode": self.mode, "position": position.hub(), "fen": position.fen(),
             "white_to_move": position.white_to_move, "cursor": self.cursor,
-            "start_fen": self.board.start.fen(),
+            "start_fen": self.board.start.fen(), "game": self._game_number,
             "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,

@@ -539,6 +539,8 @@
     send({type: "goto", ply: Math.max(0, Math.min(state.moves.length, ply))});
   }
 
+  function gameKey(shown) { return `${shown.game}/${shown.moves.length}`; }
+
   function receive(message) {
     switch (message.type) {
       case "welcome":
@@ -550,6 +552,8 @@
         renderEngines();
         break;
       case "state":
+        // A message is about the game as it was: another game, or a move more or less, ends it.
+        if (state && gameKey(state) !== gameKey(message)) say("");
         state = message;
         clockBase = performance.now();
         if (entry && !state.legal.some((move) => move.start === entry.start)) entry = null;
