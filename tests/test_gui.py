@@ -433,6 +433,21 @@ def test_the_persons_flag_falls() -> None:
     run(body, [random_spec()])
 
 
+def test_a_game_lost_on_time_shows_no_time_left_and_cannot_be_taken_back() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="white",
+                        time={"kind": "clock", "minutes": 0, "increment": 2})
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        move = legal_choice(state)
+        await page.send(type="move", start=move["start"], path=move["path"])
+        state = await page.expect("state", lambda m: m["result"] is not None, timeout=20)
+        assert state["result"] == {"result": "0-1", "reason": "White lost on time"} and len(state["moves"]) == 2
+        assert state["clocks"]["white"] == 0.0 and state["clocks"]["running"] is None
+        assert state["clocks"]["black"] > 0 and not state["can"]["takeback"]
+        assert "White lost on time: start a new game" in await page.error('{"type": "takeback"}')
+    run(body, [random_spec()])
+
+
 def test_an_engine_that_hangs_on_a_clock_loses_on_time() -> None:
     async def body(page: FakePage) -> None:
         await page.send(type="new_game", mode="play", engine=0, colour="black",
@@ -440,6 +455,7 @@ def test_an_engine_that_hangs_on_a_clock_loses_on_time() -> None:
         state = await page.expect("state", lambda m: m["result"] is not None, timeout=20)
         assert state["result"]["result"] == "0-1"
         assert state["result"]["reason"].startswith("White lost on time (Hanging did not answer")
+        assert state["clocks"]["white"] == 0.0
     run(body, [random_spec("Hanging", mode="hang")])
 
 

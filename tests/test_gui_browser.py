@@ -546,3 +546,15 @@ def test_a_message_goes_with_the_game_it_is_about(page: Page, tmp_path: Path) ->
     wait_board(page, "b.cursor === '3'")
     assert message(page) == ""
     shot(page, "message-cleared.png")
+
+
+def test_a_game_lost_on_time_shows_0_00_and_take_back_cannot_revive_it(page: Page) -> None:
+    start_game(page, RANDOM, "white", clock=(0, 3))
+    move = legal_moves(Position.start())[0]
+    enter(page, move.start, move.path)
+    wait_board(page, "b.result === '0-1'")
+    assert page.inner_text("#status") == "0-1 · Black wins: White lost on time"
+    assert board(page, "cursor") == "2"
+    assert page.inner_text("#player-bottom .clock") == "0:00.0"
+    assert page.is_disabled("#btn-takeback")
+    shot(page, "lost-on-time.png")

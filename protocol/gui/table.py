@@ -222,6 +222,7 @@ class Table:
         self.cursor = 0                                 # the position shown (0 = start)
         self.headers: dict[str, str] = {}               # PDN tags of a loaded game
         self.verdict: tuple[str, str] | None = None     # a result not by the rules: (result, reason)
+        self.flagged: bool | None = None                # the side whose time ran out (its clock shows 0)
         self.players: dict[bool, str] = {True: "?", False: "?"}
         self.human: bool | None = None                  # play: the person's side
         self.engines_of: dict[bool, int] = {}           # play and watch: the engine index of each side
@@ -334,7 +335,7 @@ class Table:
         for move in board.moves:
             self._push(move)
         self.cursor = len(self.board.moves)
-        self.verdict = None
+        self.verdict = self.flagged = None
         self.failure = None
         self._game_number += 1
 
@@ -352,7 +353,7 @@ class Table:
             self.evals.pop()
             self.clock_log.pop()
         self.cursor = min(self.cursor, plies)
-        self.verdict = None
+        self.verdict = self.flagged = None
 
     def _person_may_move(self) -> str | None:
         """``None`` when the page may enter a move in the position shown, else why not."""
@@ -478,6 +479,7 @@ class Table:
             return
         self._flag_timer = None
         self.verdict = ("0-1" if self.human else "1-0", f"{side_name(self.human)} lost on time")
+        self.flagged = self.human
         self._push_state()
 
     async def _engine_move(self, generation: int, slot: EngineSlot) -> None:
@@ -546,6 +548,7 @@ class Table:
         self._search = self._search_slot = None
         self.thinking = None
         self.verdict = ("0-1" if white else "1-0", f"{side_name(white)} lost on time ({detail})")
+        self.flagged = white
         if self.mode == WATCH:
             self.mode = FREE
         self._push_state()
@@ -616,8 +619,8 @@ class Table:
         running = None
         if not over and (self.thinking is not None or (self.mode == PLAY and white == self.human)):
             running = _side_key(white)
-        left = {side: self._available(side) if running else (self.clocks[side] or 0.0) + self.tc.inc
-                for side in (True, False)}
+        left = {side: 0.0 if side == self.flagged else self._available(side) if running
+                else (self.clocks[side] or 0.0) + self.tc.inc for side in (True, False)}
         return {"white": left[True], "black": left[False], "running": running}
 
     def state(self) -> dict[str, object]:
@@ -628,7 +631,7 @@ class Table:
         shown = self.board.moves[:self.cursor]
         last = move_json(shown[-1], self.texts[self.cursor - 1]) if shown else None
         may_take_back = bool(self.board.moves) and (
-            self.mode == FREE or (self.mode == PLAY and any(
+            self.mode == FREE or (self.mode == PLAY and self.flagged is None and any(
                 self.board.positions[ply].white_to_move == self.human for ply in range(len(self.board.moves)))))
         playing = self.mode == PLAY and result is None
         return {
@@ -760,6 +763,9 @@ class Table:
             raise BadMessage("stop the engines first")
         if not self.board.moves:
             raise BadMessage("there is no move to take back")
+        if self.mode == PLAY and self.flagged is not None:
+            raise BadMessage(f"{side_name(self.flagged)} lost on time: start a new game (a take back "
+                             "cannot give time back)")
         plies = len(self.board.moves) - 1
         if self.mode == PLAY:
             mine = [ply for ply in range(len(self.board.moves))
