@@ -290,7 +290,7 @@ def test_take_back_and_resign(page: Page) -> None:
     assert board(page, "cursor") == "3"
     page.click("#btn-takeback")
     wait_board(page, "b.cursor === '1'")
-    page.click("#btn-resign")
+    resign(page)
     wait_board(page, "b.result === '1-0'")
     assert page.inner_text("#status") == "1-0 · White wins: Black resigns"
 
@@ -558,3 +558,30 @@ def test_a_game_lost_on_time_shows_0_00_and_take_back_cannot_revive_it(page: Pag
     assert page.inner_text("#player-bottom .clock") == "0:00.0"
     assert page.is_disabled("#btn-takeback")
     shot(page, "lost-on-time.png")
+
+
+def resign(page: Page) -> None:
+    """Resign, confirming it."""
+    page.click("#btn-resign")
+    assert page.inner_text("#btn-resign") == "Confirm resign?"
+    page.click("#btn-resign")
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_resigning_asks_for_a_confirmation(page: Page) -> None:
+    start_game(page, RANDOM, "black")
+    wait_my_turn(page, 0)
+    page.click("#btn-resign")
+    assert page.inner_text("#btn-resign") == "Confirm resign?"
+    shot(page, "resign-confirm.png")
+    # A message to the server and its answer: had the first click resigned, this state would say so.
+    page.keyboard.press("Home")
+    wait_board(page, "b.cursor === '0'")
+    assert board(page, "result") == ""
+    page.click("#player-top .name")                     # a click elsewhere takes the question back
+    assert page.inner_text("#btn-resign") == "Resign"
+    page.keyboard.press("End")
+    wait_board(page, "b.cursor === '1'")
+    resign(page)
+    wait_board(page, "b.result === '1-0'")
+    assert page.inner_text("#status") == "1-0 · White wins: Black resigns"

@@ -21,6 +21,7 @@
   let drag = null;             // {square, x, y, moved, selectedNow}
   let clockBase = 0;           // performance.now() when the clocks in the state were read
   let setupPending = false;
+  let resignAsked = false;     // Resign was clicked once: the next click confirms it
   let editor = "W" + "e".repeat(32);
 
   // -- squares and geometry ---------------------------------------------------------
@@ -346,7 +347,10 @@
   function renderButtons() {
     const can = state.can;
     $("btn-takeback").disabled = !can.takeback;
+    if (!can.resign) resignAsked = false;
     $("btn-resign").disabled = !can.resign;
+    $("btn-resign").textContent = resignAsked ? "Confirm resign?" : "Resign";
+    $("btn-resign").classList.toggle("confirm", resignAsked);
     $("btn-draw").disabled = !can.draw;
     $("btn-retry").hidden = !can.engine_move;
     $("btn-move-now").hidden = !(state.mode === "play" && state.thinking);
@@ -759,7 +763,15 @@
     $("btn-flip").addEventListener("click", () => { flipped = !flipped; renderAll(); });
     $("opt-numbers").addEventListener("change", () => render());
     $("btn-takeback").addEventListener("click", () => { entry = null; send({type: "takeback"}); });
-    $("btn-resign").addEventListener("click", () => send({type: "resign"}));
+    $("btn-resign").addEventListener("click", () => {
+      if (resignAsked) send({type: "resign"});
+      resignAsked = !resignAsked;
+      renderButtons();
+    });
+    // A click anywhere else, or Escape, takes the question back.
+    document.addEventListener("click", (event) => {
+      if (resignAsked && event.target !== $("btn-resign")) { resignAsked = false; renderButtons(); }
+    }, true);
     $("btn-draw").addEventListener("click", () => send({type: "draw"}));
     $("btn-retry").addEventListener("click", () => send({type: "engine_move"}));
     $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
@@ -788,6 +800,7 @@
       const keys = {ArrowLeft: state.cursor - 1, ArrowRight: state.cursor + 1, Home: 0, End: state.moves.length};
       if (event.key in keys) { event.preventDefault(); goto(keys[event.key]); }
       if (event.key === "Escape" && entry) { entry = null; render(); }
+      if (event.key === "Escape" && resignAsked) { resignAsked = false; renderButtons(); }
     });
     $("graph").addEventListener("click", (event) => {
       if (!state) return;
