@@ -585,3 +585,31 @@ def test_resigning_asks_for_a_confirmation(page: Page) -> None:
     resign(page)
     wait_board(page, "b.result === '1-0'")
     assert page.inner_text("#status") == "1-0 · White wins: Black resigns"
+
+
+def box(page: Page, selector: str) -> dict[str, float]:
+    found = page.locator(selector).bounding_box()
+    assert found is not None, selector
+    return found
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_the_set_up_dialog_fits_the_screen(page: Page) -> None:
+    page.click("#btn-setup")
+    size = page.viewport_size
+    assert size is not None
+    dialog = box(page, "#dlg-setup")
+    assert dialog["x"] >= 0 and dialog["x"] + dialog["width"] <= size["width"], dialog
+    assert dialog["y"] >= 0 and dialog["y"] + dialog["height"] <= size["height"], dialog
+    # Everything in it is inside it (nothing clipped), the buttons on the screen without scrolling.
+    for selector in ("#setup-text", "#setup-paste", "#editor-board", ".palette", "#setup-done", "#setup-cancel"):
+        inner = box(page, selector)
+        assert inner["x"] >= dialog["x"] and inner["x"] + inner["width"] <= dialog["x"] + dialog["width"], selector
+        assert inner["y"] + inner["height"] <= dialog["y"] + dialog["height"], selector
+    assert page.evaluate("() => { const d = document.getElementById('dlg-setup'); "
+                         "return d.scrollWidth <= d.clientWidth && d.scrollHeight <= d.clientHeight; }")
+    shot(page, "setup-dialog.png")
+    page.fill("#setup-text", "W:W21-32:B1-12")
+    page.click("#setup-paste")
+    wait_board(page, "b.cursor === '0'")
+    assert not page.is_visible("#dlg-setup")
