@@ -27,10 +27,11 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from pedina import Board, Position, read_game
+from pedina import Board, Position, read_game, read_games
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
+from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
@@ -610,3 +611,20 @@ def test_engines_end_with_the_server() -> None:
         for stream in (server.stdout, server.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_the_comments_of_each_games_main_line() -> None:
+    text = ('[Event "one"]\n{before the game} 1. 22-18 {+0.35/12 0.5s} {again} 10-14 (1... 11-15 {not kept})\n'
+            '; to the end of the line\n2. 23-19 *\n\n'
+            '[Event "two"]\n[White "A"]\n1. 21-17 {book 0.001s}\n[Event "three"]\n1. 22-18 1-0\n')
+    assert read_comments(text) == [["+0.35/12 0.5s again", "", ""], ["book 0.001s"], [""]]
+    assert len(read_comments(text)) == len(read_games(text))
+
+
+def test_the_score_a_comment_gives() -> None:
+    assert comment_score("+0.35/12 0.512s", white_moved=True, annotated=False) == (0, 35)
+    assert comment_score("+0.35/12 0.512s", white_moved=False, annotated=False) == (0, -35)
+    assert comment_score("book +0.10/3", white_moved=False, annotated=False) == (0, -10)
+    assert comment_score("-1.25/9 White wins in 5", white_moved=False, annotated=True) == (1, -125)
+    assert comment_score("book 0.001s", white_moved=True, annotated=False) is None
+    assert comment_score("a fine move, 3/4 of the time", white_moved=True, annotated=False) is None

@@ -613,3 +613,32 @@ def test_the_set_up_dialog_fits_the_screen(page: Page) -> None:
     page.click("#setup-paste")
     wait_board(page, "b.cursor === '0'")
     assert not page.is_visible("#dlg-setup")
+
+
+MATCH_GAME = ('[Event "match"]\n[White "Pedina"]\n[Black "Other"]\n\n'
+              '1. 21-17 {book 0.001s} 10-14 {-0.35/12 0.512s} 2. 17-13 {+4.50/14 0.498s} 9x18\n'
+              '{-5.20/13 0.501s} 3. 22x13 {+0.10/12 0.4s} *\n')
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_a_games_comments_are_kept_and_its_scores_plotted(page: Page, tmp_path: Path) -> None:
+    match = tmp_path / "match.pdn"
+    match.write_text(MATCH_GAME)
+    page.set_input_files("#file-pdn", str(match))
+    wait_board(page, "b.cursor === '5'")
+    # Scores from the mover's view before its move: ply 1 Black's -0.35 is White's +0.35.
+    assert page.get_attribute("#graph", "data-points") == "4"
+    titles = page.locator("#graph circle title").evaluate_all("nodes => nodes.map(n => n.textContent)")
+    assert titles == ["position 1: +0.35", "position 2: +4.50", "position 3: +5.20", "position 4: +0.10"]
+    assert page.inner_text("#move-comment") == "+0.10/12 0.4s"
+    assert page.get_attribute('#move-list button.mv[data-ply="2"]', "title") == "-0.35/12 0.512s"
+    shot(page, "comments-graph.png")
+    with page.expect_download() as saving:
+        page.click("#btn-save")
+    saved = tmp_path / "saved.pdn"
+    saving.value.save_as(saved)
+    text = saved.read_text()
+    for comment in ("{book 0.001s}", "{-0.35/12 0.512s}", "{+4.50/14 0.498s}", "{-5.20/13 0.501s}", "{+0.10/12 0.4s}"):
+        assert comment in text, text
+    assert [move.hub() for move in read_game(text).board.moves] == ["21-17", "10-14", "17-13", "9x18x13",
+                                                                      "22x13x18"]

@@ -37,7 +37,8 @@ from typing import Any
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
-from pedina.pdn import PdnError, PdnGame, decode_pdn, read_games, write_game
+from pedina.pdn import MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
+from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
 from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
 from pedina.protocol.hubclient import EngineError, EngineTimeout, parse_score
@@ -217,6 +218,7 @@ class Table:
         self.mode = FREE
         self.board = Board()
         self.texts: list[str] = []                      # PDN text of each move
+        self.comments: list[str] = []                   # a loaded game's PDN comment after each move
         self.evals: list[int | None] = [None]          # per position: a search's score there, White's view
         self.clock_log: list[dict[bool, float | None]] = [{True: None, False: None}]  # clocks per position
         self.cursor = 0                                 # the position shown (0 = start)
@@ -239,7 +241,7 @@ class Table:
         self._lines_ply = 0                             # the position they are about
         self._stats: dict[str, object] = {}
         self._analysis_due: asyncio.TimerHandle | None = None
-        self.pdn_choices: list[PdnGame] = []
+        self.pdn_choices: list[tuple[PdnGame, list[str]]] = []  # a file's games, with their comments
         self._game_number = 0
         self._slots: dict[tuple[int, int], EngineSlot] = {}
         self._search: asyncio.Task[None] | None = None
@@ -330,7 +332,7 @@ class Table:
     def _reset(self, board: Board) -> None:
         """A new game record: ``board`` with its moves, the cursor at its end, no verdict."""
         self.board = Board(board.start)
-        self.texts, self.evals = [], [None]
+        self.texts, self.comments, self.evals = [], [], [None]
         self.clock_log = [dict(self.clocks)]
         for move in board.moves:
             self._push(move)
@@ -341,6 +343,7 @@ class Table:
 
     def _push(self, move: Move) -> None:
         self.texts.append(self.board.pdn(move))
+        self.comments.append("")
         self.board.push(move)
         self.evals.append(None)
         self.clock_log.append(dict(self.clocks))
@@ -350,6 +353,7 @@ class Table:
         while len(self.board.moves) > plies:
             self.board.pop()
             self.texts.pop()
+            self.comments.pop()
             self.evals.pop()
             self.clock_log.pop()
         self.cursor = min(self.cursor, plies)
@@ -639,6 +643,7 @@ class Table:
             "white_to_move": position.white_to_move, "cursor": self.cursor,
             "start_fen": self.board.start.fen(), "game": self._game_number,
             "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
+            "comments": self.comments,
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
@@ -873,28 +878,38 @@ class Table:
         text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
         try:
             games = read_games(text)
+            comments = read_comments(text)
         except PdnError as error:
             raise BadMessage(f"cannot read the PDN: {error}") from None
         if not games:
             raise BadMessage("no game found in the PDN text")
+        if len(comments) != len(games):  # read otherwise than the reader did: keep the moves only
+            comments = [[] for _ in games]
         if len(games) == 1:
-            await self._load(games[0])
+            await self._load(games[0], comments[0])
             return
-        self.pdn_choices = games
+        self.pdn_choices = list(zip(games, comments))
         self._send({"type": "pdn_games", "games": [_game_label(number, game)
                                                     for number, game in enumerate(games, start=1)]})
 
     async def _on_pick_pdn(self, message: Mapping[str, object]) -> None:
         if not self.pdn_choices:
             raise BadMessage("no PDN file with several games was loaded")
-        await self._load(self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
+        await self._load(*self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
 
-    async def _load(self, game: PdnGame) -> None:
+    async def _load(self, game: PdnGame, comments: list[str]) -> None:
+        """Show ``game``, with the ``comments`` after its moves and the scores they give."""
         await self._halt()
         self.pdn_choices = []
         # write_game sets these from the game itself when it is saved again.
         tags = {name: value for name, value in game.headers.items() if name not in _GAME_RECORD_TAGS}
         self._free_game(game.board, tags)
+        if len(comments) == len(self.comments):
+            self.comments = comments
+            for ply, comment in enumerate(comments):
+                found = comment_score(comment, self.board.positions[ply].white_to_move, "Annotator" in tags)
+                if found is not None:
+                    self.evals[ply + found[0]] = found[1]
         outcome = self.board.outcome()
         if game.result != "*" and (outcome is None or outcome.result() != game.result):
             self.verdict = (game.result, game.headers.get("Termination") or "the result recorded in the PDN")
@@ -907,7 +922,8 @@ class Table:
         headers.setdefault("Date", datetime.date.today().strftime("%Y.%m.%d"))
         headers["White"], headers["Black"] = self.players[True], self.players[False]
         result = self.result()
-        text = write_game(self.board, headers, result[0] if result else "*")
+        notes = [MoveNote(comment=comment) if comment else None for comment in self.comments]
+        text = write_game(self.board, headers, result[0] if result else "*", notes)
         self._send({"type": "pdn", "text": text})
 
 

@@ -381,6 +381,7 @@
           cell.className = "mv" + (state.cursor === ply + 1 ? " current" : "");
           cell.textContent = moves[ply].text;
           cell.dataset.ply = String(ply + 1);
+          if (state.comments[ply]) cell.title = state.comments[ply];
           cell.addEventListener("click", () => goto(ply + 1));
         } else {
           cell.textContent = ply < 0 ? "…" : "";
@@ -394,6 +395,7 @@
       result.textContent = state.result.result;
       list.appendChild(result);
     }
+    $("move-comment").textContent = state.cursor ? state.comments[state.cursor - 1] : "";
     const current = list.querySelector(".current");
     if (current) current.scrollIntoView({block: "nearest"});
   }
