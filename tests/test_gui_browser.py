@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, FloatRect, Page, sync_playwright
 
 from pedina import Position, legal_moves, read_game
 
@@ -587,7 +587,7 @@ def test_resigning_asks_for_a_confirmation(page: Page) -> None:
     assert page.inner_text("#status") == "1-0 · White wins: Black resigns"
 
 
-def box(page: Page, selector: str) -> dict[str, float]:
+def box(page: Page, selector: str) -> FloatRect:
     found = page.locator(selector).bounding_box()
     assert found is not None, selector
     return found
