@@ -642,3 +642,29 @@ def test_a_games_comments_are_kept_and_its_scores_plotted(page: Page, tmp_path: 
         assert comment in text, text
     assert [move.hub() for move in read_game(text).board.moves] == ["21-17", "10-14", "17-13", "9x18x13",
                                                                       "22x13x18"]
+
+
+def overlap(one: FloatRect, other: FloatRect) -> bool:
+    return (one["x"] < other["x"] + other["width"] and other["x"] < one["x"] + one["width"]
+            and one["y"] < other["y"] + other["height"] and other["y"] < one["y"] + one["height"])
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_the_graphs_labels_stay_clear_of_the_cursor_and_the_points(page: Page, tmp_path: Path) -> None:
+    match = tmp_path / "match.pdn"
+    match.write_text(MATCH_GAME)            # +4.50 and +5.20: points at the top edge
+    page.set_input_files("#file-pdn", str(match))
+    wait_board(page, "b.cursor === '5'")
+    for ply in ("0", "1", "3"):
+        page.click(f'#move-list button.mv[data-ply="{ply}"]') if ply != "0" else page.keyboard.press("Home")
+        wait_board(page, f"b.cursor === '{ply}'")
+        labels = [box(page, f"#graph text.graph-label >> nth={index}") for index in (0, 1)]
+        covers = [box(page, "#graph line.graph-cursor")] + [
+            box(page, f"#graph circle >> nth={index}") for index in range(4)]
+        assert not any(overlap(label, cover) for label in labels for cover in covers), (ply, labels, covers)
+    assert page.locator("#graph text.graph-label").evaluate_all("nodes => nodes.map(n => n.textContent)") == ["+4", "−4"]
+    # A click on the graph still goes to the position under it.
+    point = box(page, '#graph circle[data-ply="3"]')
+    page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    wait_board(page, "b.cursor === '3'")
+    shot(page, "graph-labels.png")

@@ -7,6 +7,9 @@
   const SVG = "http://www.w3.org/2000/svg";
   const CELL = 100;            // board units per square (the board is 800 x 800)
   const GRAPH_LIMIT = 4;       // the evaluation graph is clipped at +-4 men
+  // The graph's box (SVG units): the +-4 labels have the margin left of the plot to themselves,
+  // where neither the cursor line nor a point can cover them.
+  const GRAPH = {width: 400, height: 140, pad: 8, left: 26};
   const MAX_PDN_BYTES = 2000000;  // the server's MAX_PDN
 
   const $ = (id) => document.getElementById(id);
@@ -411,15 +414,15 @@
     const svg = $("graph");
     svg.replaceChildren();
     const evals = state.evals;
-    const width = 400, height = 140, pad = 8;
+    const {width, height, pad} = GRAPH;
     const count = Math.max(evals.length - 1, 1);
-    const x = (ply) => pad + (width - 2 * pad) * ply / count;
+    const x = (ply) => GRAPH.left + (width - GRAPH.left - pad) * ply / count;
     const y = (score) => {
       const men = score.win !== null ? Math.sign(score.win) * GRAPH_LIMIT : score.white / 100;
       const clipped = Math.max(-GRAPH_LIMIT, Math.min(GRAPH_LIMIT, men));
       return height / 2 - (height / 2 - pad) * clipped / GRAPH_LIMIT;
     };
-    el("line", {x1: 0, x2: width, y1: height / 2, y2: height / 2, class: "graph-zero"}, svg);
+    el("line", {x1: GRAPH.left - 4, x2: width, y1: height / 2, y2: height / 2, class: "graph-zero"}, svg);
     const known = evals.map((score, ply) => [ply, score]).filter(([, score]) => score);
     if (known.length) {
       const points = known.map(([ply, score]) => `${x(ply).toFixed(1)},${y(score).toFixed(1)}`);
@@ -433,9 +436,9 @@
       }
     }
     el("line", {x1: x(state.cursor), x2: x(state.cursor), y1: 0, y2: height, class: "graph-cursor"}, svg);
-    const top = el("text", {x: 4, y: 12, class: "graph-label"}, svg);
+    const top = el("text", {x: 3, y: pad + 4, class: "graph-label"}, svg);
     top.textContent = `+${GRAPH_LIMIT}`;
-    const bottom = el("text", {x: 4, y: height - 4, class: "graph-label"}, svg);
+    const bottom = el("text", {x: 3, y: height - pad + 4, class: "graph-label"}, svg);
     bottom.textContent = `−${GRAPH_LIMIT}`;
     svg.dataset.points = String(known.length);
   }
@@ -808,7 +811,7 @@
       if (!state) return;
       const point = svgPoint($("graph"), event);
       const count = Math.max(state.evals.length - 1, 1);
-      goto(Math.round((point.x - 8) / (400 - 16) * count));
+      goto(Math.round((point.x - GRAPH.left) / (GRAPH.width - GRAPH.left - GRAPH.pad) * count));
     });
 
     $("btn-new").addEventListener("click", () => { renderSkill(); $("dlg-new").showModal(); });
