@@ -628,3 +628,21 @@ def test_the_score_a_comment_gives() -> None:
     assert comment_score("-1.25/9 White wins in 5", white_moved=False, annotated=True) == (1, -125)
     assert comment_score("book 0.001s", white_moved=True, annotated=False) is None
     assert comment_score("a fine move, 3/4 of the time", white_moved=True, annotated=False) is None
+
+
+def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
+    async def body(page: FakePage) -> None:
+        kept = {"type": "restore", "start": "W:W21-32:B1-12", "moves": ["21-17", "10-14"],
+                "headers": {"White": "Player", "Black": "Random", "Event": "at home"},
+                "comments": ["", "-0.35/12 0.5s"], "result": "1-0", "reason": "Black resigns"}
+        await page.send(**kept)
+        state = await page.expect("state", lambda m: m["game"] > 0)
+        assert [move["hub"] for move in state["moves"]] == ["21-17", "10-14"] and state["mode"] == "free"
+        assert state["players"] == {"white": "Player", "black": "Random"}
+        assert state["result"] == {"result": "1-0", "reason": "Black resigns"}
+        assert state["comments"] == ["", "-0.35/12 0.5s"] and state["evals"][1] == {"white": 35, "win": None}
+        assert "move 2: illegal move" in await page.error(json.dumps({**kept, "moves": ["21-17", "21-17"]}))
+        assert "its start" in await page.error(json.dumps({**kept, "start": "W:W33"}))
+        assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
+        assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
+    run(body, [random_spec()])

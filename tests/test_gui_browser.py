@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, FloatRect, Page, sync_playwright
+from playwright.sync_api import Browser, Dialog, FloatRect, Page, sync_playwright
 
 from pedina import Position, legal_moves, read_game
 
@@ -668,3 +668,42 @@ def test_the_graphs_labels_stay_clear_of_the_cursor_and_the_points(page: Page, t
     page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
     wait_board(page, "b.cursor === '3'")
     shot(page, "graph-labels.png")
+
+
+def test_the_game_and_the_settings_survive_a_reload_and_leaving_a_running_game_asks(page: Page) -> None:
+    dialogs: list[str] = []
+
+    def answer(dialog: Dialog) -> None:
+        dialogs.append(dialog.type)
+        dialog.accept()
+
+    page.on("dialog", answer)
+    for start, end in ((21, 17), (10, 14), (17, 13)):
+        enter(page, start, (end,))
+    wait_board(page, "b.cursor === '3'")
+    page.click('#move-list button.mv[data-ply="2"]')
+    wait_board(page, "b.cursor === '2'")
+    page.click("#btn-flip")
+    page.check("#opt-numbers")
+    page.select_option("#analysis-lines", "2")
+    page.reload()
+    wait_connected(page)
+    wait_board(page, "b.cursor === '2'")
+    assert dialogs == []                                   # an analysis board: nothing to lose
+    assert page.locator("#move-list button.mv").all_inner_texts() == ["21-17", "10-14", "17-13"]
+    assert page.inner_text("#message") == "The game was restored after the reload."
+    assert page.inner_text("#player-bottom .name").startswith("Black")   # still flipped
+    assert page.locator("#board text.sq-number").count() == 32
+    assert page.input_value("#analysis-lines") == "2"
+    # A game against the engine: leaving asks first, and the game comes back to go through.
+    start_game(page, RANDOM, "white", seconds=0.2)
+    enter(page, 22, (18,))
+    wait_my_turn(page, 0)
+    moves = page.locator("#move-list button.mv").all_inner_texts()
+    page.reload()
+    assert dialogs == ["beforeunload"]
+    wait_connected(page)
+    wait_board(page, f"b.cursor === '{len(moves)}'")
+    assert page.locator("#move-list button.mv").all_inner_texts() == moves
+    assert board(page, "mode") == "free" and page.inner_text("#player-top .name") == "Black: Random"
+    shot(page, "restored.png")

@@ -31,13 +31,14 @@ import datetime
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
-from pedina.pdn import MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
+from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
 from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
@@ -71,6 +72,10 @@ MAX_LINES = 8
 MAX_PDN = 2_000_000
 #: Longest FEN or Hub text a page may send (characters).
 MAX_POSITION_TEXT = 400
+
+#: Most moves, and most tags, of a game the page restores after a reload.
+MAX_RESTORED_MOVES = 2000
+MAX_RESTORED_TAGS = 50
 
 #: PDN tags that :func:`pedina.write_game` writes from the game (start position and result).
 _GAME_RECORD_TAGS = ("GameType", "SetUp", "FEN", "Result")
@@ -120,6 +125,14 @@ def _pdn_file(message: Mapping[str, object]) -> str:
     if len(data) > MAX_PDN:
         raise BadMessage(f"the file is too large ({len(data)} bytes, at most {MAX_PDN})")
     return decode_pdn(data)
+
+
+def _texts(message: Mapping[str, object], key: str, limit: int) -> list[str]:
+    value = message.get(key)
+    if not isinstance(value, list) or len(value) > limit or not all(
+            isinstance(text, str) and len(text) <= MAX_POSITION_TEXT for text in value):
+        raise BadMessage(f"{key} must be a list of at most {limit} texts")
+    return value
 
 
 def _choice(message: Mapping[str, object], key: str, choices: tuple[str, ...]) -> str:
@@ -254,7 +267,7 @@ class Table:
             "goto": self._on_goto, "takeback": self._on_takeback, "resign": self._on_resign,
             "draw": self._on_draw, "engine_move": self._on_engine_move, "analyse": self._on_analyse,
             "stop": self._on_stop, "setup": self._on_setup, "load_pdn": self._on_load_pdn,
-            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn}
+            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore}
 
     # -- entry points ----------------------------------------------------------------
 
@@ -272,7 +285,8 @@ class Table:
         ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``), ``stop``, ``setup``
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
-        ``save_pdn``.
+        ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
+        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game).
         """
         try:
             message = json.loads(text)
@@ -647,7 +661,7 @@ class Table:
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
-            "players": {"white": self.players[True], "black": self.players[False]},
+            "players": {"white": self.players[True], "black": self.players[False]}, "headers": self.headers,
             "human": None if self.human is None or self.mode != PLAY else _side_key(self.human),
             "clocks": self._clocks_json(),
             "thinking": None if self.thinking is None else _side_key(self.thinking),
@@ -915,6 +929,28 @@ class Table:
             self.verdict = (game.result, game.headers.get("Termination") or "the result recorded in the PDN")
         self._schedule()
         self._push_state()
+
+    async def _on_restore(self, message: Mapping[str, object]) -> None:
+        try:
+            board = Board(Position.parse(_text(message, "start", MAX_POSITION_TEXT)))
+        except PositionError as error:
+            raise BadMessage(f"cannot restore the game: its start: {error}") from None
+        moves = _texts(message, "moves", MAX_RESTORED_MOVES)
+        for number, text in enumerate(moves, start=1):
+            try:
+                board.push(board.parse_move(text))
+            except MoveError as error:
+                raise BadMessage(f"cannot restore the game: move {number}: {error}") from None
+        headers = message.get("headers")
+        if not isinstance(headers, dict) or len(headers) > MAX_RESTORED_TAGS or not all(
+                isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_]+", name) and isinstance(value, str)
+                and len(value) <= MAX_POSITION_TEXT for name, value in headers.items()):
+            raise BadMessage(f"headers must be at most {MAX_RESTORED_TAGS} PDN tags")
+        result = _choice(message, "result", RESULTS)
+        if result != "*":
+            headers = {**headers, "Termination": _text(message, "reason", MAX_POSITION_TEXT)}
+        comments = _texts(message, "comments", MAX_RESTORED_MOVES)
+        await self._load(PdnGame(headers, board, result), comments)
 
     async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
         headers = dict(self.headers)

@@ -25,6 +25,10 @@
   let clockBase = 0;           // performance.now() when the clocks in the state were read
   let setupPending = false;
   let resignAsked = false;     // Resign was clicked once: the next click confirms it
+  // The game and the settings survive a reload in the browser's storage; the game comes back
+  // as a loaded one (the engines do not play on). Until the server has it, nothing is stored.
+  const GAME_KEY = "pedina-gui-game", SETTINGS_KEY = "pedina-gui-settings";
+  let kept = stored(GAME_KEY);
   let editor = "W" + "e".repeat(32);
 
   // -- squares and geometry ---------------------------------------------------------
@@ -499,6 +503,9 @@
         select.appendChild(option);
       }
       if (chosen) select.value = chosen;
+      else if (select.dataset.kept && engines.some((engine) => String(engine.index) === select.dataset.kept)) {
+        select.value = select.dataset.kept;
+      }
     }
     if ($("watch-black").value === "0" && engines.length > 1 && !$("watch-black").dataset.touched) $("watch-black").value = "1";
     renderSkill();
@@ -548,6 +555,48 @@
     send({type: "goto", ply: Math.max(0, Math.min(state.moves.length, ply))});
   }
 
+  function stored(key) {
+    try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (error) { return null; }
+  }
+
+  function store(key, value) {
+    try { localStorage.setItem(key, JSON.stringify(value)); } catch (error) { /* full or refused: not kept */ }
+  }
+
+  function keepGame() {
+    const players = {White: state.players.white, Black: state.players.black};
+    store(GAME_KEY, {start: state.start_fen, moves: state.moves.map((move) => move.hub), cursor: state.cursor,
+                     headers: Object.assign({}, state.headers, players), comments: state.comments,
+                     result: state.result ? state.result.result : "*",
+                     reason: state.result ? state.result.reason : ""});
+  }
+
+  function keepSettings() {
+    store(SETTINGS_KEY, {flipped: flipped, numbers: $("opt-numbers").checked,
+                         engine: $("analysis-engine").value, lines: $("analysis-lines").value});
+  }
+
+  function restoreSettings() {
+    const settings = stored(SETTINGS_KEY);
+    if (!settings) return;
+    flipped = Boolean(settings.flipped);
+    $("opt-numbers").checked = Boolean(settings.numbers);
+    if (settings.lines) $("analysis-lines").value = settings.lines;
+    if (settings.engine) $("analysis-engine").dataset.kept = settings.engine;
+  }
+
+  // Ask the server for the kept game, if there is one worth having (more than the fresh game ``fresh``).
+  function restoreGame(fresh) {
+    const game = kept;
+    if (!game || !Array.isArray(game.moves) || (!game.moves.length && game.start === fresh.start_fen)) {
+      kept = null;
+      return;
+    }
+    send({type: "restore", start: game.start, moves: game.moves, headers: game.headers || {},
+          comments: game.comments || [], result: game.result || "*", reason: game.reason || ""});
+    send({type: "goto", ply: Math.min(Number(game.cursor) || 0, game.moves.length)});
+  }
+
   function gameKey(shown) { return `${shown.game}/${shown.moves.length}`; }
 
   function receive(message) {
@@ -563,7 +612,11 @@
       case "state":
         // A message is about the game as it was: another game, or a move more or less, ends it.
         if (state && gameKey(state) !== gameKey(message)) say("");
+        // The fresh game of the connection comes first; the kept one (a new game number) next.
+        if (kept && !state) restoreGame(message);
         state = message;
+        if (kept && state.game > 0) { kept = null; say("The game was restored after the reload."); }
+        if (!kept) keepGame();
         clockBase = performance.now();
         if (entry && !state.legal.some((move) => move.start === entry.start)) entry = null;
         if (analysis && analysis.ply !== state.cursor) analysis = null;
@@ -576,6 +629,7 @@
         renderAnalysis();
         break;
       case "error":
+        kept = null;  // a kept game the server refused is dropped
         if (setupPending) {
           setupPending = false;
           $("setup-error").textContent = message.message;
@@ -673,6 +727,7 @@
       message.time = timeOf("new");
       if (!$("new-skill-label").hidden) message.skill = Number($("new-skill").value);
       flipped = message.colour === "black";
+      keepSettings();
     }
     entry = null;
     analysis = null;
@@ -765,8 +820,14 @@
     });
     board.addEventListener("pointercancel", () => { drag = null; render(); });
 
-    $("btn-flip").addEventListener("click", () => { flipped = !flipped; renderAll(); });
-    $("opt-numbers").addEventListener("change", () => render());
+    $("btn-flip").addEventListener("click", () => { flipped = !flipped; keepSettings(); renderAll(); });
+    $("opt-numbers").addEventListener("change", () => { keepSettings(); render(); });
+    window.addEventListener("beforeunload", (event) => {
+      if (state && !state.result && (state.mode === "play" || state.mode === "watch")) {
+        event.preventDefault();
+        event.returnValue = "";  // a game against the clock or the engines is running: ask first
+      }
+    });
     $("btn-takeback").addEventListener("click", () => { entry = null; send({type: "takeback"}); });
     $("btn-resign").addEventListener("click", () => {
       if (resignAsked) send({type: "resign"});
@@ -787,6 +848,7 @@
     });
     for (const id of ["analysis-engine", "analysis-lines"]) {
       $(id).addEventListener("change", () => {
+        keepSettings();
         renderSkill();
         if (state && state.analysing) {
           send({type: "analyse", on: true, engine: Number($("analysis-engine").value),
@@ -874,6 +936,7 @@
     setInterval(renderClocks, 100);
   }
 
+  restoreSettings();
   wire();
   connect();
 })();
