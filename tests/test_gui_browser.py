@@ -707,3 +707,42 @@ def test_the_game_and_the_settings_survive_a_reload_and_leaving_a_running_game_a
     assert page.locator("#move-list button.mv").all_inner_texts() == moves
     assert board(page, "mode") == "free" and page.inner_text("#player-top .name") == "Black: Random"
     shot(page, "restored.png")
+
+
+def bar_share(page: Page) -> float:
+    return float(page.get_attribute("#eval-bar", "data-white") or "nan")
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_the_evaluation_bar_shows_whites_share_of_the_shown_position(page: Page, tmp_path: Path) -> None:
+    board_box, bar = box(page, "#board"), box(page, "#eval-bar")
+    assert bar["x"] + bar["width"] <= board_box["x"] and bar["height"] == pytest.approx(board_box["height"], abs=2)
+    assert page.get_attribute("#eval-bar", "data-known") == "0" and bar_share(page) == 50
+    match = tmp_path / "match.pdn"
+    match.write_text(MATCH_GAME)
+    page.set_input_files("#file-pdn", str(match))
+    wait_board(page, "b.cursor === '5'")
+    assert page.get_attribute("#eval-bar", "data-known") == "0"    # no score after the last move
+    page.click('#move-list button.mv[data-ply="2"]')                # +4.50: White far ahead
+    wait_board(page, "b.cursor === '2'")
+    assert bar_share(page) > 90
+    white = box(page, "#eval-white")
+    bar = box(page, "#eval-bar")
+    assert white["y"] + white["height"] == pytest.approx(bar["y"] + bar["height"], abs=2)  # from White's side
+    assert white["height"] > 0.85 * bar["height"]
+    page.click('#move-list button.mv[data-ply="1"]')                # +0.35: a little
+    wait_board(page, "b.cursor === '1'")
+    assert 50 < bar_share(page) < 70
+    shot(page, "eval-bar-partial.png")
+    page.click("#btn-flip")                                        # White at the top: so is its share
+    white = box(page, "#eval-white")
+    assert white["y"] == pytest.approx(box(page, "#eval-bar")["y"], abs=2)
+    page.click("#btn-flip")
+    # The live analysis fills it: Black to move, a man down against four.
+    set_up(page, "B:W21,22,23,28:B1")
+    page.select_option("#analysis-engine", PEDINA)
+    page.click("#btn-analyse")
+    page.wait_for_function("() => Number(document.getElementById('eval-bar').dataset.white) > 90", timeout=WAIT)
+    shot(page, "eval-bar.png")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)

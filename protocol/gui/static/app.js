@@ -10,6 +10,7 @@
   // The graph's box (SVG units): the +-4 labels have the margin left of the plot to themselves,
   // where neither the cursor line nor a point can cover them.
   const GRAPH = {width: 400, height: 140, pad: 8, left: 26};
+  const EVAL_BAR_SCALE = 150;  // hundredths of a man: a man ahead is about two thirds of the bar
   const MAX_PDN_BYTES = 2000000;  // the server's MAX_PDN
 
   const $ = (id) => document.getElementById(id);
@@ -447,6 +448,25 @@
     svg.dataset.points = String(known.length);
   }
 
+  // White's share of the evaluation bar for a score (White's view): a proven win fills it, and a
+  // man ahead gives about two thirds, as a player would rate the chances.
+  function whiteShare(score) {
+    if (!score) return 0.5;
+    if (score.win !== null) return score.win > 0 ? 1 : 0;
+    return 1 / (1 + Math.exp(-score.white / EVAL_BAR_SCALE));
+  }
+
+  function renderEvalBar() {
+    const score = state.evals[state.cursor] || null;
+    const share = whiteShare(score);
+    const bar = $("eval-bar");
+    bar.classList.toggle("flipped", flipped);
+    bar.dataset.known = score ? "1" : "0";
+    bar.dataset.white = (100 * share).toFixed(1);
+    bar.title = score ? `${scoreText(score)} (White's view)` : "No score for this position yet";
+    $("eval-white").style.height = `${(100 * share).toFixed(1)}%`;
+  }
+
   function renderAnalysis() {
     const list = $("analysis-lines-list");
     list.replaceChildren();
@@ -535,6 +555,7 @@
     renderButtons();
     renderMoves();
     renderGraph();
+    renderEvalBar();
     renderAnalysis();
     $("fen").textContent = state.fen;
   }
@@ -625,7 +646,7 @@
         break;
       case "analysis":
         analysis = message;
-        if (state) { state.evals = message.evals; renderGraph(); render(); }
+        if (state) { state.evals = message.evals; renderGraph(); renderEvalBar(); render(); }
         renderAnalysis();
         break;
       case "error":
