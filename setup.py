@@ -22,7 +22,7 @@ from setuptools import setup
 
 #: The modules compiled: move generation, position, evaluation, transposition table,
 #: search, and the small modules they lean on in their inner loops.
-COMPILED = ("squares", "movegen", "position", "move", "board", "evaluate", "tt", "timeman", "search",
+COMPILED = ("scores", "squares", "movegen", "position", "move", "board", "evaluate", "tt", "timeman", "search",
             "egdb/slices", "egdb/store", "egdb/probe", "egdb/build", "egdb/verify")
 
 HERE = Path(__file__).resolve().parent

@@ -53,24 +53,24 @@ class Board:
     Knows repetitions (the same position with the same side to move) and the
     40-move count (plies without a man move or a capture). Both thresholds are
     settings: ``repetitions`` occurrences draw (3 under FID rules) and
-    ``quiet_plies`` plies draw (80).
+    ``draw_plies`` plies draw (80; ``quiet_plies`` is its old name, deprecated).
 
     ``str()`` draws the current position (:meth:`Position.diagram`), ``repr()``
     gives its FEN, e.g. ``Board('W:W21,22,...:B1,2,...')``.
     """
 
     def __init__(self, start: Position | str | None = None, *, repetitions: int = 3,
-                 quiet_plies: int = 80) -> None:
+                 draw_plies: int = 80, quiet_plies: int | None = None) -> None:
         if start is None:
             start = Position.start()
         elif isinstance(start, str):
             start = Position.parse(start)
         self.start = start
         self.repetitions = repetitions
-        self.quiet_plies = quiet_plies
+        self.draw_plies = draw_plies if quiet_plies is None else quiet_plies
         self.moves: list[Move] = []
         self.positions: list[Position] = [start]
-        self._quiet: list[int] = [0]  # plies without man move or capture, per position
+        self._reversible: list[int] = [0]  # plies without man move or capture, per position
 
     @property
     def position(self) -> Position:
@@ -80,14 +80,19 @@ class Board:
     @property
     def reversible_plies(self) -> int:
         """Plies since the last man move or capture (the 40-move count in plies)."""
-        return self._quiet[-1]
+        return self._reversible[-1]
+
+    @property
+    def quiet_plies(self) -> int:
+        """Deprecated: the old name of :attr:`draw_plies`."""
+        return self.draw_plies
 
     def copy(self) -> Board:
         """An independent copy: pushing to or popping from it leaves this board alone."""
-        board = Board(self.start, repetitions=self.repetitions, quiet_plies=self.quiet_plies)
+        board = Board(self.start, repetitions=self.repetitions, draw_plies=self.draw_plies)
         board.moves = list(self.moves)
         board.positions = list(self.positions)
-        board._quiet = list(self._quiet)
+        board._reversible = list(self._reversible)
         return board
 
     def legal_moves(self) -> list[Move]:
@@ -118,7 +123,7 @@ class Board:
         self.positions.append(position.play(move))
         self.moves.append(move)
         reversible = not move.captured and bool(SQUARE_BIT[move.start] & position.kings)
-        self._quiet.append(self._quiet[-1] + 1 if reversible else 0)
+        self._reversible.append(self._reversible[-1] + 1 if reversible else 0)
 
     def push_text(self, text: str) -> Move:
         """Parse and play a move text; returns the move."""
@@ -131,7 +136,7 @@ class Board:
         if not self.moves:
             raise IndexError("no move to take back")
         self.positions.pop()
-        self._quiet.pop()
+        self._reversible.pop()
         return self.moves.pop()
 
     def repetition_count(self) -> int:
@@ -140,7 +145,7 @@ class Board:
         Only positions since the last irreversible move can repeat.
         """
         current = self.position
-        window = self._quiet[-1]
+        window = self._reversible[-1]
         count = 0
         for position in self.positions[len(self.positions) - 1 - window:]:
             if position == current:
@@ -154,7 +159,7 @@ class Board:
             return Outcome(Termination.NO_MOVES, not position.white_to_move)
         if self.repetition_count() >= self.repetitions:
             return Outcome(Termination.REPETITION, None)
-        if self.reversible_plies >= self.quiet_plies:
+        if self.reversible_plies >= self.draw_plies:
             return Outcome(Termination.MOVE_COUNT, None)
         return None
 

@@ -43,6 +43,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Final
 
+from pedina.scores import KNOWN_WIN, NO_MOVES
 from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION, popcount
 
 #: Features with an opening and an endgame weight (names get ``_mg``/``_eg``).
@@ -69,14 +70,6 @@ DEFAULT_WEIGHTS: Final[dict[str, int]] = {
 }
 
 PIECES: Final = 24
-#: Size of the known-win scores (about 50 men): above any material score, so the
-#: search heads for such an ending, and clearly below the range the search keeps
-#: for proven results (``WIN - ply``, above ``MATE_BOUND``, and above the 9000 that
-#: Hub clients read as a win): a known ending is an estimate until a search or a
-#: database proves it.
-KNOWN_WIN: Final = 5000
-#: Returned when the side to move has no move at all (it has lost).
-NO_MOVES: Final = -30000
 
 
 #: The fitted weights shipped in the package (read as a resource: a compiled module's

@@ -35,7 +35,7 @@ def _shifted(bits: int, shift: int) -> int:
 
 
 def _step_moves(shift: int, promotion: int, king: bool) -> dict[int, RawMove]:
-    """Every quiet step ``shift`` bits towards square 32 (negative: towards square 1),
+    """Every non-capturing step ``shift`` bits towards square 32 (negative: towards square 1),
     by target bit; for men (promoted on ``promotion``) or for kings."""
     table: dict[int, RawMove] = {}
     for frm in SQUARE_BIT[1:]:
@@ -59,10 +59,10 @@ def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
     none, the steps of men (forward only) and kings (any diagonal).
     """
     empty = BOARD & ~(us | them)
-    return generate_captures(us, them, kings, white, empty) or generate_quiet(us, kings, white, empty)
+    return generate_captures(us, them, kings, white, empty) or generate_non_captures(us, kings, white, empty)
 
 
-def generate_quiet(us: int, kings: int, white: bool, empty: int) -> list[RawMove]:
+def generate_non_captures(us: int, kings: int, white: bool, empty: int) -> list[RawMove]:
     """The steps of men (forward only) and kings (any diagonal) of the side owning
     ``us``: its legal moves when it has no capture."""
     moves: list[RawMove] = []

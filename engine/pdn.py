@@ -25,7 +25,7 @@ Games are written as text for a UTF-8 file.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pedina.board import Board
@@ -89,12 +89,16 @@ class PdnGame:
     ``headers`` are the tag pairs in the order given; ``board`` starts at the
     position of the ``FEN`` tag (the initial position without one) and has every
     move of the main line played; ``result`` is ``1-0``, ``0-1``, ``1/2-1/2`` or
-    ``*`` (from the movetext, else the ``Result`` tag, else ``*``).
+    ``*`` (from the movetext, else the ``Result`` tag, else ``*``). ``number`` is the
+    game's place in its text (from 1). A game read leniently (see :func:`read_games`)
+    may stop before its movetext does: ``error`` then says at which move and why.
     """
 
     headers: dict[str, str]
     board: Board
     result: str
+    number: int = 1
+    error: str = ""
 
 
 class _RawGame:
@@ -105,6 +109,7 @@ class _RawGame:
         self.headers: dict[str, str] = {}
         self.moves: list[tuple[str, int]] = []  # move text, line number
         self.result: str | None = None
+        self.problem = ""  # read leniently: the first text that could not be read (no move after it counts)
 
     def is_empty(self) -> bool:
         return not self.headers and not self.moves
@@ -118,7 +123,9 @@ def _tag_value_end(text: str, start: int) -> int:
     return -1 if stop is None else stop.start()
 
 
-def _split_games(text: str) -> list[_RawGame]:
+def _split_games(text: str, lenient: bool = False) -> list[_RawGame]:
+    """The games of a text, tags and main-line moves; a text that cannot be read raises
+    :class:`PdnError`, or when ``lenient`` is kept as its game's problem and skipped."""
     # Escape lines (``%`` in the first column) are for other programs.
     text = "\n".join("" if line.startswith("%") else line for line in text.splitlines())
     games: list[_RawGame] = []
@@ -126,34 +133,46 @@ def _split_games(text: str) -> list[_RawGame]:
     depth = 0  # variation nesting
     pos = 0
     line = 1
+
+    def fail(message: str) -> None:
+        if not lenient:
+            raise PdnError(message)
+        game.problem = game.problem or message
+
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
             words = text[pos:pos + 20].split()
             snippet = words[0] if words else text[pos:pos + 20]
-            raise PdnError(f"game {len(games) + 1} (line {line}): unexpected text {snippet!r}")
+            fail(f"game {len(games) + 1} (line {line}): unexpected text {snippet!r}")
+            skipped = re.compile(r"\S+").match(text, pos)
+            pos = skipped.end() if skipped is not None else pos + 1
+            continue
         kind = match.lastgroup
         end = match.end()
         if kind == "tag":
             value_end = _tag_value_end(text, end)
             close = _TAG_CLOSE.match(text, value_end + 1) if value_end >= 0 else None
             if close is None:
-                raise PdnError(f"game {len(games) + 1} (line {line}): tag {match.group('name')} not closed")
+                fail(f"game {len(games) + 1} (line {line}): tag {match.group('name')} not closed")
+                newline = text.find("\n", end)
+                pos = len(text) if newline < 0 else newline
+                continue
             end = close.end()
         token_line = line
         line += text.count("\n", pos, end)
         pos = end
         if kind in ("space", "comment", "line_comment", "nag", "number", "ellipsis"):
             if kind == "comment" and not match.group().endswith("}"):
-                raise PdnError(f"game {len(games) + 1} (line {token_line}): comment not closed")
+                fail(f"game {len(games) + 1} (line {token_line}): comment not closed")
             continue
         if kind == "open":
             depth += 1
             continue
         if kind == "close":
             if depth == 0:
-                raise PdnError(f"game {len(games) + 1} (line {token_line}): ')' without a variation to close")
-            depth -= 1
+                fail(f"game {len(games) + 1} (line {token_line}): ')' without a variation to close")
+            depth = max(0, depth - 1)
             continue
         if depth:
             continue
@@ -171,18 +190,20 @@ def _split_games(text: str) -> list[_RawGame]:
             game.result = _RESULT_ALIASES.get(result, result)
             games.append(game)
             game = _RawGame(token_line)
-        else:  # a move
+        elif not game.problem:  # a move
             if game.is_empty():
                 game.line = token_line
             game.moves.append((match.group(), token_line))
     if depth:
-        raise PdnError(f"game {len(games) + 1}: variation '(' not closed at the end of the text")
-    if not game.is_empty():
+        fail(f"game {len(games) + 1}: variation '(' not closed at the end of the text")
+    if not game.is_empty() or game.problem:
         games.append(game)
     return games
 
 
-def _build(raw: _RawGame, number: int) -> PdnGame:
+def _build(raw: _RawGame, number: int, lenient: bool = False) -> PdnGame:
+    if raw.problem and not lenient:
+        raise PdnError(raw.problem)
     where = f"game {number} (line {raw.line})"
     game_type = raw.headers.get("GameType", "22").strip()
     if game_type.split(",")[0].strip() != "22":
@@ -193,22 +214,29 @@ def _build(raw: _RawGame, number: int) -> PdnGame:
     except PositionError as error:
         raise PdnError(f"{where}: bad FEN tag: {error}") from error
     board = Board(start)
+    problem = ""
     for text, line in raw.moves:
         ply = len(board.moves)
         label = move_label(ply, start.white_to_move)
         ended = board.outcome()
         if ended is not None:
-            raise PdnError(f"game {number} (line {line}), move {label} {text}: the game ended after ply {ply} "
-                           f"({ended.termination}, {ended.result()})")
-        try:
-            board.push(board.parse_move(re.sub(r"[!?]+$", "", text)))
-        except MoveError as error:
-            raise PdnError(f"game {number} (line {line}), move {label} {text}: {error}") from error
+            problem = (f"game {number} (line {line}), move {label} {text}: the game ended after ply {ply} "
+                       f"({ended.termination}, {ended.result()})")
+        else:
+            try:
+                board.push(board.parse_move(re.sub(r"[!?]+$", "", text)))
+                continue
+            except MoveError as error:
+                problem = f"game {number} (line {line}), move {label} {text}: {error}"
+        if not lenient:
+            raise PdnError(problem)
+        break
+    problem = problem or raw.problem
     result = raw.result
     if result is None:
         tag = raw.headers.get("Result", "*").strip()
         result = _RESULT_ALIASES.get(tag, tag) if _RESULT_ALIASES.get(tag, tag) in RESULTS else "*"
-    return PdnGame(dict(raw.headers), board, result)
+    return PdnGame(dict(raw.headers), board, result if not problem else "*", number, problem)
 
 
 def move_label(ply: int, white_first: bool) -> str:
@@ -239,21 +267,37 @@ def read_fen_lines(text: str) -> list[Position] | None:
     return positions
 
 
-def read_games(text: str) -> list[PdnGame]:
+def read_games(text: str, on_error: Callable[[PdnError], None] | None = None) -> list[PdnGame]:
     """Every game of a PDN text, moves resolved and played.
 
     Raises :class:`PdnError` naming the game (and move) at fault: also for a move played
-    after the rules ended the game (by repetition, say), naming the ply it ended at.
+    after the rules ended the game (by repetition, say), naming the ply it ended at. With
+    ``on_error``, the reader goes on past a broken game instead, as a person reading a
+    file of many games would want: a game whose move cannot be played is kept up to that
+    move (:attr:`PdnGame.error` says why, its result is ``*``), one whose start cannot be
+    read is left out, and ``on_error`` is given each error.
     """
-    return [_build(raw, number) for number, raw in enumerate(_split_games(text), start=1)]
+    games = []
+    for number, raw in enumerate(_split_games(text, lenient=on_error is not None), start=1):
+        try:
+            game = _build(raw, number, lenient=on_error is not None)
+        except PdnError as error:
+            if on_error is None:
+                raise
+            on_error(error)
+            continue
+        if game.error and on_error is not None:
+            on_error(PdnError(game.error + f"; the game is kept up to ply {len(game.board.moves)}"))
+        games.append(game)
+    return games
 
 
 def read_game(text: str, number: int = 1) -> PdnGame:
     """Game ``number`` (counted from 1) of a PDN text; only that game's moves are checked.
 
-    Raises :class:`PdnError` when the text has no such game.
+    Raises :class:`PdnError` when the text has no such game, or that game cannot be read.
     """
-    games = _split_games(text)
+    games = _split_games(text, lenient=True)
     if not games:
         raise PdnError("no game found in the PDN text")
     if not 1 <= number <= len(games):

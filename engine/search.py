@@ -1,84 +1,49 @@
 """Search: the engine's thinking, driven through :class:`Searcher`.
 
-Scores are integers in hundredths of a man from the side to move's point of
-view; a proven win in N plies is ``WIN - N``, a proven loss ``-(WIN - N)``, and
-every other score (the evaluation's estimates of known endings included) stays
-within :data:`MATE_BOUND` (see :func:`proven_plies`).
+What it does. :meth:`Searcher.search` deepens one ply at a time (iterative
+deepening) over a principal-variation search, :meth:`Searcher._pvs`: at each node
+the first move is searched with the full window and the others with a null
+window, searched again when they beat alpha. Each iteration reports its best
+lines (:class:`Info`) and orders the root moves for the next; the search ends at
+the depth or node limit, on :meth:`Searcher.stop`, at the hard time limit, or
+when :meth:`pedina.timeman.TimeBudget.allows_iteration` says another iteration
+would not finish in time. Scores are those of :mod:`pedina.scores`: hundredths of
+a man for the side to move, with bands of their own for proofs and for the
+endgame database's results.
 
-Design (measured with ``pedina bench``; see the numbers in the project notes):
+Why it is built so (the measurements are in ``docs/search.md``):
 
-- Iterative deepening over a principal-variation search (PVS): the first move
-  of a node with the full window, the rest with a null window and a re-search
-  when one fails high. An MTD(f) driver over the same null-window search took
-  14% fewer nodes on the bench suite at depth 8 (609k against 709k), but PVS
-  was kept: it gives exact root scores for multi-PV and the skill setting, a
-  principal variation at every iteration, and cleaner partial iterations.
+- PVS rather than MTD(f), which took fewer nodes: it gives exact root scores
+  for multi-PV and the skill setting, and a principal variation every iteration.
 - The tree works on raw ints (the mover's and the other side's bitboards, the
-  kings, the colour) and the raw move tuples of :mod:`pedina.movegen`; a move is
-  made by three xors into the arguments of the child call, so nothing is undone.
-- Transposition table (:mod:`pedina.tt`): exact position identities, a
-  preallocated list sized in MB, always-replace. It gives cut-offs at null
-  window nodes and the first move to try everywhere.
-- Move order: hash move, two killers per ply, then the history counters.
-- Late-move reductions: a quiet move from the fourth on is searched a ply
-  shallower first, and again at full depth when it beats alpha (SPRT at 0.1 s
-  a move, 3-move openings with both colours: +33 ± 19 Elo over 888 games).
-- ProbCut: a null-window node at depth 4 or more is first searched 3 plies
-  shallower against beta plus 0.8 of a man, and cut off when it gets there
-  (18% fewer nodes to depth 9 on the bench suite; at 0.1 s a move, 3-move
-  openings with both colours: +21.6 ± 17.7 Elo over 904 games, SPRT elo0=0
-  elo1=10 still undecided at LLR 2.05). No null move: zugzwang is common in
-  draughts.
-- Tried and dropped, on the same kind of match (0.1 s a move): a second ply off
-  the latest quiet moves (from the seventh, off the principal variation),
-  +3.8 ± 25.0 over 452 games; aspiration windows (±20, doubling), -2.8 ± 50.6
-  over 125 games; a two-entry table (a slot kept by depth and age beside an
-  always-replace one), -15.8 ± 31.5 over 308 games; countermoves (the quiet
-  move that last refuted the move before, tried after the killers), -17.2 ±
-  32.8 over 283 games; spending all of a time a move (an iteration is not
-  started past 55% of it, as on a clock), +5.3 ± 28.4 over 330 games, for
-  about a quarter more time used; crowning in the quiescence search (at a
-  quiet leaf, a man one step from a free promotion square crowned, as in
-  Scan), +11.5 ± 21.1 over 604 games (SPRT undecided, LLR 0.56), and again -9.8 ±
-  27.3 over 355 games; futility at the frontier (a null-window node one ply from
-  the leaves, with no capture and a static score a man or more below alpha,
-  failed low unsearched: 29% fewer nodes and about 20% less time to depth 9 on
-  the bench suite), +11.5 ± 21.0 over 604 games (SPRT undecided, LLR 0.57).
-  On a clock (``--tc 3+0.03``), a soft limit stretched when the score falls (up to
-  twice for a fall of a man) and cut to 30% for an obvious move (from depth 6, a
-  best move standing two iterations while every other root move, searched half as
-  deep, fails low against its score less 1.5 men): +7.5 ± 18.6 over 604 games
-  (SPRT undecided, LLR 0.28).
+  kings, the colour) and the move tuples of :mod:`pedina.movegen`: a move is
+  three xors into the child's arguments, and nothing is undone.
 - Captures are compulsory, so a position where the side to move can capture is
-  never evaluated (the evaluation's precondition): the quiescence search plays
-  out every capture sequence first, at the deepest ply too (a sequence of
-  captures ends within 24 plies, as each takes a piece). A node with a single
-  legal move does not use up depth.
-- Multi-PV and the skill setting need the exact score of several root moves:
-  each iteration then searches every root move once, with the full window.
+  never evaluated (the evaluation's precondition): the quiescence search,
+  :meth:`Searcher._quiesce`, plays out every capture sequence first. A node with
+  a single legal move does not use up depth: choosing costs nothing there.
+- What cuts the tree: the transposition table (:mod:`pedina.tt`: cut-offs at
+  null-window nodes and the first move everywhere), the move order (hash move,
+  two killers a ply, history counters), late-move reductions for late
+  non-captures, and ProbCut (a null-window node first searched shallower against a
+  bound above beta). No null move: zugzwang is common in draughts.
+- Draws: the game's move count (:attr:`Board.draw_plies`) scores 0, and so does
+  a position that repeats one on the line or in the game since the last
+  irreversible move, whatever repetition count the rules set: whoever could
+  repeat once can repeat until the count is reached.
 - Endgame databases (the ``egdb_path`` setting): a position with few enough
-  pieces takes the database's exact value, in a band of its own below
-  :data:`MATE_BOUND` (see :func:`database_result`): a win scores
-  :data:`DATABASE_WIN` less its distance to the next capture or man move (none
-  right after one, which starts a new 40-move count), so the search plays the
-  win out; a win the 40-move count would take away (its distance reaches past
-  the count) scores as the draw it is. The root of such a position is searched
-  one ply: every move leads into the database. A table without distances
-  (:data:`PROGRESS_BAND`) says who wins but not how: inside the tree its wins
-  and losses are searched on, and a leaf scores in a band below the distances
-  by the evaluation, whose terms (material, men ahead, the hunt of a lone
-  king) show the way forward. Before, each such win scored the same: with
-  the 5-piece tables (no distances) the engine shuffled its kings in won
-  endings and scored -45 +/- 32 Elo over 194 games at 0.1 s a move against
-  itself without the database; now +43 +/- 23 over 551 games (SPRT H1).
-- Draws: the game's own move count (:attr:`Board.quiet_plies`) scores 0. A
-  position that repeats one on the current line or in the game since the last
-  irreversible move scores 0 too, whatever repetition count the game's rules
-  set: whoever could repeat once can repeat again until the count is reached,
-  so a first repetition already has the draw's value.
-- Node counting: every position entered, quiescence included; the stop flag,
-  the clock and the node limit are looked at every 256 nodes (under 1 ms), and
-  other threads (the protocol's) get the interpreter lock every 2048 nodes.
+  pieces takes the database's exact value (:func:`pedina.scores.database_score`),
+  less its distance to the next capture or man move so the search plays the win
+  out; a win the 40-move count would take away scores as the draw it is. A table
+  without distances says who wins but not how: its wins are searched on, and a
+  leaf scores in the progress band by the evaluation, which shows the way
+  forward (:func:`pedina.scores.progress_score`). The root of a position with a
+  distance is searched one ply: every move leads into the database.
+- Multi-PV and the skill setting need the exact score of several root moves:
+  each iteration then searches every root move with the full window.
+- The stop flag, the clock and the node limit are looked at every 256 nodes
+  (under 1 ms), and the protocol's thread gets the interpreter lock every 2048
+  nodes: compiled, the search would otherwise never let it run.
 """
 
 from __future__ import annotations
@@ -92,24 +57,20 @@ from typing import Callable, Final, Protocol
 
 from pedina.board import Board
 from pedina.egdb.probe import open_endgame_database
-from pedina.evaluate import NO_MOVES, Evaluator, default_evaluator
+from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
+from pedina.movegen import RawMove, generate, generate_captures, generate_non_captures
+from pedina.scores import (
+    INF, MAX_PLY, NO_MOVES, database_score, from_table, loss_in, proven_plies, progress_score, to_table,
+    within_estimates,
+)
 from pedina.settings import EngineSettings
-from pedina.movegen import RawMove, generate, generate_captures, generate_quiet
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
-from pedina.tt import EXACT, LOWER, UPPER, Entry, TranspositionTable, identity
+from pedina.tt import EXACT, LOWER, UPPER, TranspositionTable, identity
 
-WIN: Final = 10000
-#: Deepest ply of the main search; the quiescence search may go on from there to
-#: play out the captures.
-MAX_PLY: Final = 128
-#: Scores beyond this are proven wins or losses, "win in N plies", and are stored
-#: in the table relative to the node.
-MATE_BOUND: Final = WIN - 2 * MAX_PLY
 #: Depth of the short search that scores a lone legal move before it is played.
 FORCED_MOVE_DEPTH: Final = 4
-INF: Final = WIN + 1
 MAX_DEPTH: Final = 99
 #: Late-move reductions: from the move with this index on (0 is the first)...
 LMR_MIN_MOVES: Final = 3
@@ -128,30 +89,6 @@ CHECK_MASK: Final = 255
 HAND_OVER_MASK: Final = 2047
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
 _LEAF_ONE: Final = 1 << 32
-#: A database win's score at distance 0 (a loss: its negation); below MATE_BOUND,
-#: since a database proves who wins, not in how many plies.
-DATABASE_WIN: Final = MATE_BOUND - 2 * MAX_PLY
-#: The distance a database win gets when its table stores none (beyond any stored one).
-_UNKNOWN_DISTANCE: Final = MAX_PLY
-#: A win from a table without distances scores within this band below every win with
-#: one, ordered by the evaluation (clipped to +/- _PROGRESS_CLIP, in steps of
-#: _PROGRESS_STEP); the band stays above every estimate the evaluation gives.
-_PROGRESS_CLIP: Final = 5400
-_PROGRESS_STEP: Final = 4
-PROGRESS_BAND: Final = 2 * _PROGRESS_CLIP // _PROGRESS_STEP
-
-
-def proven_plies(score: int) -> int | None:
-    """The plies to the proven end of the game that ``score`` says (for a win or a
-    loss alike), or ``None`` when it is an estimate."""
-    return WIN - abs(score) if abs(score) > MATE_BOUND else None
-
-
-def database_result(score: int) -> int:
-    """1 when ``score`` is a database win, -1 a database loss, else 0."""
-    if DATABASE_WIN - _UNKNOWN_DISTANCE - PROGRESS_BAND <= abs(score) <= DATABASE_WIN:
-        return 1 if score > 0 else -1
-    return 0
 
 
 class EndgameTables(Protocol):
@@ -248,7 +185,6 @@ class Searcher:
         self._ponder_hit_flag = False
         self._ponder_hit_time = 0.0
         self._requested = threading.Event()  # a stop or a ponder hit came: wakes an idle wait
-        self._info_flag = False
         self.nodes = 0
         self._leaf_sum = 0
         self._seldepth = 0
@@ -318,10 +254,6 @@ class Searcher:
         self._ponder_hit_flag = True
         self._requested.set()
 
-    def request_info(self) -> None:
-        """Ask for an :class:`Info` on the search so far, sent through ``on_info`` within a few ms."""
-        self._info_flag = True
-
     # -- the search ------------------------------------------------------------------
 
     def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
@@ -350,7 +282,6 @@ class Searcher:
     def _clear_requests(self) -> None:
         self._stop_flag = False
         self._ponder_hit_flag = False
-        self._info_flag = False
         self._requested.clear()
 
     def _search(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
@@ -372,13 +303,13 @@ class Searcher:
         white = position.white_to_move
         us, them = (position.white, position.black) if white else (position.black, position.white)
         kings = position.kings
-        quiet = board.reversible_plies
-        self._draw_plies = board.quiet_plies
+        reversible = board.reversible_plies
+        self._draw_plies = board.draw_plies
         root_moves = generate(us, them, kings, white)
         if not root_moves:
-            return Result(None, None, -WIN, 0, 0, time.perf_counter() - start)
+            return Result(None, None, loss_in(0), 0, 0, time.perf_counter() - start)
         history = [identity(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
-                   for p in board.positions[max(0, len(board.positions) - 1 - quiet):-1]]
+                   for p in board.positions[max(0, len(board.positions) - 1 - reversible):-1]]
         for key in list(self._history):
             self._history[key] >>= 2
         settings = self._settings
@@ -403,7 +334,7 @@ class Searcher:
         for depth in range(1, max_depth + 1):
             self._begin_iteration(history)
             try:
-                found = self._root(us, them, kings, white, order, depth, quiet, exact)
+                found = self._root(us, them, kings, white, order, depth, reversible, exact)
             except _Abort:
                 if not exact and self._iter_best is not None:
                     results = [(self._iter_best[1], self._iter_best[0])]
@@ -441,7 +372,7 @@ class Searcher:
         self._iter_best = None
 
     def _root(self, us: int, them: int, kings: int, white: bool, moves: list[RawMove],
-              depth: int, quiet: int, exact: bool) -> list[tuple[int, RawMove]]:
+              depth: int, reversible: int, exact: bool) -> list[tuple[int, RawMove]]:
         """One pass over the root ``moves`` at ``depth``: every move with its exact score,
         best first, when ``exact``; else the best move alone, with its score."""
         alpha = -INF
@@ -454,15 +385,15 @@ class Searcher:
         for i, move in enumerate(moves):
             frm, to, taken, toggle, _ = move
             child = (them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)
-            child_quiet = quiet + 1 if not taken and frm & kings else 0
+            child_reversible = reversible + 1 if not taken and frm & kings else 0
             lines[1] = []
             if i == 0 or exact:
-                value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
+                value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_reversible)
             else:
-                value = -self._pvs(*child, depth - 1, -alpha - 1, -alpha, 1, child_quiet)
+                value = -self._pvs(*child, depth - 1, -alpha - 1, -alpha, 1, child_reversible)
                 if value > alpha:
                     lines[1] = []
-                    value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_quiet)
+                    value = -self._pvs(*child, depth - 1, -beta, -alpha, 1, child_reversible)
             if exact:
                 scored.append((value, move))
             if exact or value > best:
@@ -480,69 +411,83 @@ class Searcher:
         return [(best, best_move)]
 
     def _pvs(self, us: int, them: int, kings: int, white: bool, depth: int,
-             alpha: int, beta: int, ply: int, quiet: int) -> int:
-        """Principal-variation search of a node; ``quiet`` counts reversible plies before it."""
+             alpha: int, beta: int, ply: int, reversible: int) -> int:
+        """Principal-variation search of a node; ``reversible`` counts reversible plies before it."""
+        # Step 1. Out of depth: the captures are played out and the quiet position evaluated.
         if depth <= 0:
-            return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
+            return self._quiesce(us, them, kings, white, alpha, beta, ply, reversible)
         nodes = self.nodes + 1
         self.nodes = nodes
         if not nodes & CHECK_MASK:
             self._check(nodes)
+
+        # Step 2. Draws by the game's rules: the move count, and a repetition on the line or in
+        # the game (only a king move is reversible, so only every other position since the last
+        # irreversible move, four plies back at the nearest, can be the same).
         ident = us | them << 36 | kings << 72 | (1 << 108 if white else 0)
         path = self._path
-        if quiet >= 4:
-            if quiet >= self._draw_plies:
+        if reversible >= 4:
+            if reversible >= self._draw_plies:
                 return 0
             j = len(path) - 4
-            stop = len(path) - quiet
+            stop = len(path) - reversible
             while j >= stop:
                 if path[j] == ident:
                     return 0
                 j -= 2
+
+        # Step 3. The endgame database settles the position, or scores a win without a
+        # distance at the leaves (see _quiesce).
         if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
-            known, _ = self._probe(us, them, kings, white, quiet)
+            known, _ = self._probe(us, them, kings, white, reversible)
             if known is not None:
                 return known
+
+        # Step 4. The transposition table: a cut-off at a null-window node, else the move to try first.
         tt = self.tt
         table = tt.table
         slot = hash((ident,)) & tt.mask  # TranspositionTable.index, inlined
+        # An entry is read whole: compiled, each field read on its own would unbox the whole tuple.
         entry = table[slot]
         hash_move: RawMove | None = None
         forced = False
-        if entry is not None and entry[0] == ident:
-            hash_move = entry[4]
-            forced = entry[5]
-            if entry[1] >= depth and beta - alpha == 1:
-                score = entry[3]
-                if score > MATE_BOUND:
-                    score -= ply
-                elif score < -MATE_BOUND:
-                    score += ply
-                flag = entry[2]
-                if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
-                    return score
+        if entry is not None:
+            stored_ident, stored_depth, flag, stored_score, stored_move, stored_forced = entry
+            if stored_ident == ident:
+                hash_move = stored_move
+                forced = stored_forced
+                if stored_depth >= depth and beta - alpha == 1:
+                    score = from_table(stored_score, ply)
+                    if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
+                        return score
         if ply >= MAX_PLY:
-            return self._quiesce(us, them, kings, white, alpha, beta, ply, quiet)
-        if beta - alpha == 1 and depth >= PROBCUT_MIN_DEPTH and -MATE_BOUND < beta < MATE_BOUND - PROBCUT_MARGIN:
+            return self._quiesce(us, them, kings, white, alpha, beta, ply, reversible)
+
+        # Step 5. ProbCut: a shallow search that clears beta by a margin stands for the full one.
+        if (beta - alpha == 1 and depth >= PROBCUT_MIN_DEPTH
+                and within_estimates(beta, beta + PROBCUT_MARGIN)):
             bound = beta + PROBCUT_MARGIN
-            if self._pvs(us, them, kings, white, depth - PROBCUT_REDUCTION, bound - 1, bound, ply, quiet) >= bound:
+            if self._pvs(us, them, kings, white, depth - PROBCUT_REDUCTION, bound - 1, bound, ply, reversible) >= bound:
                 return beta
             # The shallow search left its best move in the table: the full one tries it first.
             entry = table[slot]
-            if entry is not None and entry[0] == ident and entry[4] is not None:
-                hash_move = entry[4]
-                forced = entry[5]
+            if entry is not None:
+                stored_ident, _, _, _, stored_move, stored_forced = entry
+                if stored_ident == ident and stored_move is not None:
+                    hash_move = stored_move
+                    forced = stored_forced
         searched_depth = depth
-        # The hash move, or else the first killer when it is legal here, is tried
-        # before the move list is generated: it often cuts the node off, and then
-        # the generator is never called.
+
+        # Step 6. The first move: the hash move, or else the first killer when it is legal here,
+        # is tried before the move list is generated: it often cuts the node off, and then the
+        # generator is never called.
         first = hash_move
         captures: list[RawMove] | None = None
         if first is None:
             killer = self._killers[2 * ply]
             if killer is not None:
                 frm, to, _, toggle, _ = killer
-                # A quiet killer is legal when its piece is ours and of the same kind,
+                # A killer (never a capture) is legal when its piece is ours and of the same kind,
                 # the target is empty, a man goes forward, and no capture is due
                 # (and if one is, the captures found are the moves).
                 empty = BOARD ^ us ^ them
@@ -557,7 +502,7 @@ class Searcher:
         else:
             moves = captures or generate(us, them, kings, white)
             if not moves:
-                return ply - WIN
+                return loss_in(ply)
             forced = len(moves) == 1
             if not forced:
                 self._order(moves, None, ply)
@@ -565,6 +510,9 @@ class Searcher:
         # A forced move keeps the depth: it costs the side nothing to choose.
         if not forced:
             depth -= 1
+
+        # Step 7. The moves: the first with the full window, the others with a null window
+        # (a late non-capture a ply shallower first), searched again when they beat alpha.
         original_alpha = alpha
         pv_node = beta - alpha > 1
         lines = self._lines
@@ -575,38 +523,42 @@ class Searcher:
         if us & kings:
             path.append(ident)
         next_ply = ply + 1
+        child_white = not white
         i = 0
         while i < len(moves):
             move = moves[i]
             frm, to, taken, toggle, _ = move
+            child_us = them ^ taken
+            child_them = us ^ frm ^ to
+            child_kings = kings ^ toggle
             if taken:
-                child_quiet = 0
+                child_reversible = 0
             else:
-                child_quiet = quiet + 1 if frm & kings else 0
+                child_reversible = reversible + 1 if frm & kings else 0
             if pv_node:
                 lines[next_ply] = []
             if depth <= 0:
-                value = -self._quiesce(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white,
-                                       -beta, -alpha, next_ply, child_quiet)
+                value = -self._quiesce(child_us, child_them, child_kings, child_white,
+                                       -beta, -alpha, next_ply, child_reversible)
             elif i == 0:
-                value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
-                                   -beta, -alpha, next_ply, child_quiet)
+                value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
+                                   -beta, -alpha, next_ply, child_reversible)
             else:
-                # A late quiet move (not a promotion) is first searched a ply shallower: it comes
-                # after the hash move, the killers and the best by history, so it rarely matters;
-                # when the shallow search says it does, it is searched again at full depth.
+                # A late non-capture (not a promotion) comes after the hash move, the killers and
+                # the best by history, so it rarely matters: when the shallow search says it
+                # does, it is searched again at full depth.
                 searched = depth
                 if (i >= LMR_MIN_MOVES and depth >= LMR_MIN_DEPTH and not taken
                         and (frm & kings or not toggle)):
                     searched = depth - 1
-                value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, searched,
-                                   -alpha - 1, -alpha, next_ply, child_quiet)
+                value = -self._pvs(child_us, child_them, child_kings, child_white, searched,
+                                   -alpha - 1, -alpha, next_ply, child_reversible)
                 if searched < depth and value > alpha:
-                    value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
-                                       -alpha - 1, -alpha, next_ply, child_quiet)
+                    value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
+                                       -alpha - 1, -alpha, next_ply, child_reversible)
                 if alpha < value < beta:
-                    value = -self._pvs(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white, depth,
-                                       -beta, -alpha, next_ply, child_quiet)
+                    value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
+                                       -beta, -alpha, next_ply, child_reversible)
             if value > best:
                 best = value
                 best_move = move
@@ -616,6 +568,7 @@ class Searcher:
                         if pv_node:
                             lines[ply] = [move] + lines[next_ply]
                     else:
+                        # A non-capture that cut the node off is remembered for its siblings.
                         if not taken and not forced:
                             self._history[move] += depth * depth + 1
                             killers = self._killers
@@ -628,13 +581,15 @@ class Searcher:
                 generated = True
                 # After a killer, the captures are known to be none (an empty list).
                 rest = (generate(us, them, kings, white) if captures is None
-                        else generate_quiet(us, kings, white, BOARD ^ us ^ them))
+                        else generate_non_captures(us, kings, white, BOARD ^ us ^ them))
                 if first in rest:
                     rest.remove(first)
                 self._order(rest, first, ply)
                 moves.extend(rest)
         if us & kings:
             path.pop()
+
+        # Step 8. The result goes into the table: a bound, or the exact score with its best move.
         if best <= original_alpha:
             flag = UPPER
             best_move = hash_move
@@ -642,16 +597,11 @@ class Searcher:
             flag = LOWER
         else:
             flag = EXACT
-        stored = best
-        if stored > MATE_BOUND:
-            stored += ply
-        elif stored < -MATE_BOUND:
-            stored -= ply
-        table[slot] = (ident, searched_depth, flag, stored, best_move, forced)
+        table[slot] = (ident, searched_depth, flag, to_table(best, ply), best_move, forced)
         return best
 
     def _order(self, moves: list[RawMove], hash_move: RawMove | None, ply: int) -> None:
-        """Sort quiet moves: killers first, then by history (captures all tie on precedence)."""
+        """Sort non-captures: killers first, then by history (captures all tie on precedence)."""
         if len(moves) < 2 or moves[0][2]:
             return
         moves.sort(key=self._history.__getitem__, reverse=True)
@@ -662,8 +612,8 @@ class Searcher:
                 moves.insert(0, killer)
 
     def _quiesce(self, us: int, them: int, kings: int, white: bool, alpha: int, beta: int, ply: int,
-                 quiet: int = 0) -> int:
-        """Play out the compulsory captures, then evaluate the quiet position; ``quiet``
+                 reversible: int = 0) -> int:
+        """Play out the compulsory captures, then evaluate the quiet position; ``reversible``
         counts the reversible plies before it (0: it follows a capture or man move)."""
         nodes = self.nodes + 1
         self.nodes = nodes
@@ -671,7 +621,7 @@ class Searcher:
             self._check(nodes)
         unknown = 0  # a database win (1) or loss (-1) without a distance: the evaluation orders it
         if self._egdb_pieces and popcount(us | them) <= self._egdb_pieces:
-            known, unknown = self._probe(us, them, kings, white, quiet)
+            known, unknown = self._probe(us, them, kings, white, reversible)
             if known is not None:
                 return known
         captures = generate_captures(us, them, kings, white, BOARD ^ us ^ them)
@@ -693,17 +643,16 @@ class Searcher:
             self._seldepth = ply
         value = self._evaluate(us, them, kings, white)
         if value == NO_MOVES:
-            return ply - WIN
+            return loss_in(ply)
         if unknown:
-            clipped = min(max(unknown * value, -_PROGRESS_CLIP), _PROGRESS_CLIP)
-            return unknown * (DATABASE_WIN - _UNKNOWN_DISTANCE - PROGRESS_BAND + (clipped + _PROGRESS_CLIP) // _PROGRESS_STEP)
+            return progress_score(unknown, value)
         return value
 
-    def _probe(self, us: int, them: int, kings: int, white: bool, quiet: int) -> tuple[int | None, int]:
+    def _probe(self, us: int, them: int, kings: int, white: bool, reversible: int) -> tuple[int | None, int]:
         """(the database's score of a position, see the module's docstring; 0), or, for a win
         or loss whose table has no distance, to be searched on (unless right after a capture
         or man move): (``None``, its result, 1 or -1); (``None``, 0) for a position in no table.
-        ``quiet`` counts the reversible plies before the position."""
+        ``reversible`` counts the reversible plies before the position."""
         assert self._egdb is not None
         found = self._egdb.lookup(us, them, kings, white)
         if found is None:
@@ -712,12 +661,11 @@ class Searcher:
         if not result:
             return 0, 0
         if distance < 0:
-            if quiet:
+            if reversible:
                 return None, result
-        elif quiet + distance > self._draw_plies:
+        elif reversible + distance > self._draw_plies:
             return 0, 0
-        score = DATABASE_WIN - distance if quiet else DATABASE_WIN
-        return (score if result > 0 else -score), 0
+        return database_score(result, distance if reversible else 0), 0
 
     # -- limits and reports -----------------------------------------------------------
 
@@ -727,7 +675,7 @@ class Searcher:
             self._hard_deadline = now + self._budget.hard
 
     def _check(self, nodes: int) -> None:
-        """Every few hundred nodes: stop flag, ponder hit, deadline, node limit, info requests."""
+        """Every few hundred nodes: stop flag, ponder hit, deadline, node limit."""
         # Compiled, the tree never returns to the interpreter's loop, which is where the GIL
         # changes hands: without this the protocol thread could not read a stop or a ping.
         # Only a real sleep lets a waiting thread in (a bare release, as os.sched_yield
@@ -744,13 +692,6 @@ class Searcher:
             raise _Abort
         if self._max_nodes is not None and self.nodes >= self._max_nodes:
             raise _Abort
-        if self._info_flag:
-            self._info_flag = False
-            if self._on_info is not None:
-                elapsed = time.perf_counter() - self._start
-                for info in self._last_info or [Info(0, 0.0, 0, 0, 0.0)]:
-                    self._on_info(Info(info.depth, self._mean_depth(), info.score, self.nodes, elapsed,
-                                       info.pv, info.multipv, self._seldepth))
 
     def _stop_now(self, score: int, depth: int, instability: float) -> bool:
         """After an iteration: is another one worth starting?"""
@@ -762,11 +703,10 @@ class Searcher:
             return True
         if self._clock_start is None or self._budget is None:
             return False
-        if abs(score) > MATE_BOUND and WIN - abs(score) <= depth:
+        plies = proven_plies(score)
+        if plies is not None and plies <= depth:
             return True
-        soft = min(self._budget.soft * (1.0 + 0.7 * min(instability, 3.0)), self._budget.hard)
-        # An iteration costs about twice the one before, so starting late wastes it.
-        return time.perf_counter() - self._clock_start > 0.55 * soft
+        return not self._budget.allows_iteration(time.perf_counter() - self._clock_start, instability)
 
     def _wait_if_pondering(self, limits: Limits) -> None:
         """Infinite and unhit ponder searches only end on stop (or the ponder hit)."""
@@ -809,8 +749,10 @@ class Searcher:
             if len(pv) < len(line):
                 move = line[len(pv)]
             else:
-                entry: Entry | None = self.tt.probe(ident)
-                move = entry[4] if entry is not None else None
+                entry = self.tt.probe(ident)
+                move = None
+                if entry is not None:
+                    _, _, _, _, move, _ = entry
         return pv
 
     def _pick(self, results: list[tuple[int, RawMove]], key: int) -> tuple[int, RawMove]:
@@ -851,5 +793,4 @@ def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:
     return (white, black) if white_to_move else (black, white)
 
 
-__all__ = ["DATABASE_WIN", "EndgameTables", "FORCED_MOVE_DEPTH", "INF", "Info", "Limits", "MATE_BOUND", "PROGRESS_BAND", "Result",
-           "Searcher", "WIN", "database_result", "proven_plies"]
+__all__ = ["EndgameTables", "FORCED_MOVE_DEPTH", "Info", "Result", "Searcher", "search_thread"]

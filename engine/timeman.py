@@ -4,9 +4,10 @@
 with increment and moves to go, or no bound); :func:`time_budget` turns it into
 the three times that every adapter and the searcher share:
 
-- ``soft``: no new iteration is started past 55% of it (an iteration takes
-  about as long as all before it); the searcher stretches it when its best
-  move keeps changing;
+- ``soft``: no new iteration is started past :data:`ITERATION_START` (55%) of
+  it, as an iteration takes about as long as all before it and one started
+  later would mostly be wasted; it is stretched when the best move keeps
+  changing (:meth:`TimeBudget.allows_iteration`);
 - ``hard``: the searcher stops itself here, in the middle of an iteration;
 - ``watchdog``: the session answers here from the last reported line, even if
   the searcher has not returned (a bug, a stuck thread, a starved CPU): at most
@@ -19,6 +20,7 @@ start, or the ponder hit).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 #: Time per move when nothing bounds a ``think`` (seconds).
 DEFAULT_MOVE_TIME = 1.0
@@ -28,6 +30,13 @@ OVERHEAD = 0.03
 GRACE = 0.03
 #: Moves the clock is spread over when the client gives no moves to go.
 DEFAULT_MOVES_TO_GO = 30
+#: No iteration starts past this share of the (stretched) soft limit.
+ITERATION_START: Final = 0.55
+#: The soft limit grows by this share for each unit of instability (a change of best move
+#: between iterations counts 1, halved at every iteration after)...
+INSTABILITY_STRETCH: Final = 0.7
+#: ...counted up to this many units (never past the hard limit).
+MAX_INSTABILITY: Final = 3.0
 
 
 @dataclass
@@ -74,6 +83,12 @@ class TimeBudget:
     soft: float
     hard: float
     watchdog: float
+
+    def allows_iteration(self, elapsed: float, instability: float) -> bool:
+        """Whether a new iteration may start ``elapsed`` seconds into the move, with the best
+        move as unstable as ``instability`` says (see :data:`INSTABILITY_STRETCH`)."""
+        soft = min(self.soft * (1.0 + INSTABILITY_STRETCH * min(instability, MAX_INSTABILITY)), self.hard)
+        return elapsed <= ITERATION_START * soft
 
 
 def bounded(limits: Limits) -> Limits:

@@ -2,8 +2,11 @@
 
 A position's identity is one exact int (:func:`identity`), so an entry is
 verified against it and never gives a false hit. Entries are plain tuples
-``(identity, depth, flag, score, move, forced)`` (``forced``: the position has
-a single legal move, which the search does not count as a ply of depth) in a list preallocated to the size
+``(identity, depth, flag, score, move, forced)``, read whole by unpacking
+(``identity``: :func:`identity`; ``flag``: the bound, EXACT, LOWER or UPPER;
+``score``: :func:`pedina.scores.to_table`; ``move``: the best move, ``None`` when
+none was best; ``forced``: the position has a single legal move, which the
+search does not count as a ply of depth) in a list preallocated to the size
 asked for in MB; a new entry always replaces the old one in its slot (cheaper
 in Python than any bucket scheme).
 
@@ -129,9 +132,10 @@ class TranspositionTable:
     def probe(self, ident: int) -> Entry | None:
         """The entry stored for exactly this identity, or ``None``."""
         entry = self.table[self.index(ident)]
-        if entry is not None and entry[0] == ident:
-            return entry
-        return None
+        if entry is None:
+            return None
+        stored_ident, _, _, _, _, _ = entry
+        return entry if stored_ident == ident else None
 
 
 def _sweep(slots: list[Entry | None]) -> None:

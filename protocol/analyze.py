@@ -55,9 +55,9 @@ from pedina import __version__
 from pedina.board import Board, Outcome
 from pedina.book import Book, BookError
 from pedina.move import Move
-from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_games, write_game
+from pedina.pdn import MoveNote, PdnError, decode_pdn, move_label, read_fen_lines, read_game, read_games, write_game
 from pedina.position import Position, PositionError
-from pedina.search import WIN, Info, database_result, proven_plies
+from pedina.search import Info
 from pedina.session import Session
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
@@ -65,7 +65,7 @@ from pedina.protocol.cli import FiniteRange
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.plotting import check_plot_path, saved_figure
 from pedina.protocol.interrupts import interrupt_requests
-from pedina.protocol.scores import for_white, men, proven_note
+from pedina.scores import Score, for_white, loss_in, men
 
 #: The plot's vertical scale: ``tanh(men / PLOT_SCALE)``, so that a third of a man in the
 #: opening shows as clearly as the difference between a piece and two later on, and a won
@@ -130,7 +130,7 @@ class Analysed:
         """The side to move's score: the best line's, or the game's end (a loss without moves, a draw)."""
         if self.lines:
             return self.lines[0].score
-        return -WIN if self.outcome is not None and self.outcome.winner is not None else 0
+        return loss_in(0) if self.outcome is not None and self.outcome.winner is not None else 0
 
     @property
     def depth(self) -> int:
@@ -211,20 +211,32 @@ def load_subjects(target: str, game_number: int | None = None) -> tuple[str, lis
 
 
 def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[str, list[Subject]]:
+    """The positions or games of a file's text; a broken game costs itself (or the moves from
+    the one that cannot be played), with a warning, not the file."""
+
+    def warn(error: PdnError) -> None:
+        click.echo(f"Warning: {source}: {error}", err=True)
+
     try:
         positions = read_fen_lines(text)
-        games = read_games(text) if positions is None else []
     except PdnError as error:
         raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
+    try:
+        if positions is None and game_number is not None:
+            games = [read_game(text, game_number)]  # only that game is read: another's mistake is no matter
+        else:
+            games = read_games(text, on_error=warn) if positions is None else []
+    except PdnError as error:
+        raise click.BadParameter(f"{source}: {error}", param_hint="--game") from None
     if positions is not None:
         kind, subjects = "positions", [Subject(n, Board(p), {}, None) for n, p in enumerate(positions, start=1)]
     else:
         kind = "games"
-        subjects = [Subject(n, game.board, dict(game.headers), game.result) for n, game in enumerate(games, start=1)]
+        subjects = [Subject(game.number, game.board, dict(game.headers), game.result) for game in games]
     what = "game" if kind == "games" else "position"
     if not subjects:
         raise click.BadParameter(f"{source} holds no {what}", param_hint="TARGET")
-    if game_number is not None:
+    if game_number is not None and kind == "positions":
         if game_number > len(subjects):
             raise click.BadParameter(f"there is no {what} {game_number}: {source} has {len(subjects)} {what}"
                                      f"{'' if len(subjects) == 1 else 's'}", param_hint="--game")
@@ -237,14 +249,9 @@ def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[
 
 def line_json(position: Position, line: Line) -> dict[str, object]:
     """One line as JSON: scores from the side to move's view (``score``) and White's (``white``)."""
-    white_score = for_white(line.score, position.white_to_move)
     pv = pdn_line(position, line.pv)
-    plies = proven_plies(line.score)
-    winner = "white" if white_score > 0 else "black"
-    proven = None if plies is None else {"winner": winner, "plies": plies}
-    database = {"winner": winner} if database_result(line.score) else None
-    return {"multipv": line.multipv, "move": pv[0] if pv else None, "score": round(line.score / 100, 2),
-            "white": round(white_score / 100, 2), "proven": proven, "database": database, "depth": line.depth,
+    return {"multipv": line.multipv, "move": pv[0] if pv else None,
+            **Score.of(line.score).json_fields(position.white_to_move), "depth": line.depth,
             "nodes": line.nodes, "time": round(line.time, 3), "pv": pv}
 
 
@@ -270,7 +277,7 @@ def table_row(label: str, played: str, item: Analysed, line: Line | None) -> str
         return f"{label:>5}  {played:<12} {'':>7} {'':>5}  ({ending})"
     white = for_white(line.score, position.white_to_move)
     pv = pdn_line(position, line.pv)
-    note = proven_note(white, "White", "Black")
+    note = Score.of(white).note("White", "Black")
     return (f"{label:>5}  {played:<12} {men(white):>7} {line.depth:>5}  {pv[0] if pv else '-':<12} "
             f"{' '.join(pv)}{'  (' + note + ')' if note else ''}")
 
@@ -324,7 +331,7 @@ def score_comment(item: Analysed) -> str:
     if not item.lines:
         return ending_text(item.outcome, item.position.white_to_move) if item.outcome else ""
     white = for_white(item.score, item.position.white_to_move)
-    note = proven_note(white, "White", "Black")
+    note = Score.of(white).note("White", "Black")
     return f"{men(white)}/{item.depth}" + (f" {note}" if note else "")
 
 

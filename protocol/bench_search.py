@@ -17,8 +17,9 @@ from pedina.board import Board
 from pedina.protocol.bench_movegen import bench_movegen
 from pedina.protocol.engine_options import engine_options
 from pedina.egdb import open_endgame_database
-from pedina.search import Limits, Searcher
+from pedina.search import Searcher
 from pedina.settings import EngineSettings
+from pedina.timeman import Limits
 
 #: (label, FEN): openings, middlegames, king endings, tactics.
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (

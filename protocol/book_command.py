@@ -10,9 +10,9 @@ import click
 from pedina.board import Board
 from pedina.book import Book, BookError, build_book, shipped_book
 from pedina.position import Position, PositionError
+from pedina.scores import men
 from pedina.settings import EngineSettings
 from pedina.protocol.engine_options import engine_options
-from pedina.protocol.scores import men
 
 
 @click.group()

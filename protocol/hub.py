@@ -17,18 +17,20 @@ from __future__ import annotations
 import io
 import math
 import os
+import select
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.search import DEFAULT_SETTINGS, FORCED_MOVE_DEPTH, Info, Searcher, database_result
+from pedina.scores import Score
+from pedina.search import DEFAULT_SETTINGS, FORCED_MOVE_DEPTH, Info, Searcher
 from pedina.session import BOOK_DEPTH, JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.settings import SETTINGS, EngineSettings, value_type
 from pedina.timeman import GRACE, Limits, bounded
@@ -46,23 +48,18 @@ def _clean_message(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def format_score(score: int) -> str:
-    """Score in men with two decimals; a win in N plies (``WIN - N``) gives ``100 - N/100``."""
-    return f"{score / 100:.2f}"
-
-
 def format_info(info: Info, with_multipv: bool) -> str:
-    """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches and
-    ``book=true`` for a move from the opening book (depth 0, no nodes)."""
+    """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches, the score's
+    marks (``egdb=``, see :meth:`pedina.scores.Score.hub_fields`) and ``book=true`` for a move
+    from the opening book (depth 0, no nodes)."""
+    score, *marks = Score.of(info.score).hub_fields()
     pairs: list[tuple[str, object]] = [
-        ("depth", info.depth), ("mean-depth", f"{info.mean_depth:.1f}"), ("score", format_score(info.score)),
+        ("depth", info.depth), ("mean-depth", f"{info.mean_depth:.1f}"), score,
         ("nodes", info.nodes), ("time", f"{info.time:.3f}"), ("nps", f"{info.nps / 1e6:.3f}"),
     ]
     if with_multipv:
         pairs.append(("multipv", info.multipv))
-    result = database_result(info.score)
-    if result:
-        pairs.append(("egdb", "win" if result > 0 else "loss"))  # exact, but no number of plies
+    pairs += marks
     if info.depth == BOOK_DEPTH:
         pairs.append(("book", "true"))
     if info.pv:
@@ -393,26 +390,90 @@ class HubServer:
 
     def _write_log_locked(self, direction: str, line: str) -> None:
         if self._log is not None:
-            now = time.time()
-            stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-            self._log.write(f"{stamp} {direction} {line}\n")
+            self._log.write(_log_line(direction, line))
             self._log.flush()
 
 
+def _log_line(direction: str, line: str) -> str:
+    """A line of the log: the time to the millisecond, ``>`` in, ``<`` out or ``#`` an event."""
+    now = time.time()
+    return time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d} {direction} {line}\n"
+
+
+def read_lines(stream: BinaryIO, limit: int, too_long: Callable[[], None]) -> Iterator[str]:
+    """The lines of ``stream`` as text (UTF-8, bad bytes replaced), each read up to ``limit``
+    bytes: a longer line is skipped a piece at a time, never held whole, and ``too_long``
+    called for it."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line.decode("utf-8", errors="replace")
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(limit)
+        too_long()
+
+
+def _end_when_output_closes(output_fd: int, log: TextIO | None) -> None:
+    """On a thread: end the process as soon as the client closes our output (a pipe whose
+    reader is gone reports an error to ``poll``), not at the next input line, so that an
+    endless search does not run on for nobody. Without ``poll`` (Windows) the next failed
+    write does it (:class:`_EngineOutput`)."""
+    watcher = select.poll()
+    watcher.register(output_fd, 0)  # no events asked: only an error or a hang-up wakes it
+    events = [revents for _, revents in watcher.poll()]
+    if events and events[0] & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+        _end_engine(log, "the client closed our output")
+
+
+def _end_engine(log: TextIO | None, why: str) -> None:
+    try:
+        if log is not None:  # written directly: the failed write may hold the server's lock
+            log.write(_log_line("#", f"{why}: the engine ends"))
+            log.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(0)
+
+
+class _EngineOutput(io.TextIOWrapper):
+    """The engine's stdout: a write that fails (the client closed it) ends the process."""
+
+    log: TextIO | None = None
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except (OSError, ValueError):
+            _end_engine(self.log, "writing to the client failed")
+
+
+#: The longest input line read (bytes); a longer one is skipped with an ``error``.
+MAX_LINE_BYTES = 1 << 20
+
+
 def serve_stdio(settings: EngineSettings = DEFAULT_SETTINGS, log: TextIO | None = None) -> None:
-    """Run a Hub session on this process's stdin and stdout, then end the process at once.
+    """Run a Hub session on this process's stdin and stdout, then end the process at once;
+    it also ends as soon as the client closes our stdout.
 
     stderr is silenced at the file-descriptor level (clients such as pydraughts merge
     it into the protocol stream); the optional open ``log`` gets both directions and
-    anything that would have gone to stderr.
+    anything that would have gone to stderr. Input lines longer than :data:`MAX_LINE_BYTES`
+    are answered with ``error`` and skipped.
     """
     null_fd = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null_fd, 2)
     sys.stderr = log if log is not None else io.TextIOWrapper(io.FileIO(null_fd, "w", closefd=False))
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="replace")
+    stdout = _EngineOutput(sys.stdout.buffer, encoding="utf-8", errors="replace")
+    stdout.log = log
+    if hasattr(select, "poll"):
+        threading.Thread(target=_end_when_output_closes, args=(sys.stdout.fileno(), log), daemon=True).start()
     try:
-        HubServer(stdout, settings=settings, log=log, resident=True).run(stdin)
+        server = HubServer(stdout, settings=settings, log=log, resident=True)
+        server.run(read_lines(sys.stdin.buffer, MAX_LINE_BYTES,
+                              lambda: server._error(f"input line longer than {MAX_LINE_BYTES} bytes: skipped")))
     except KeyboardInterrupt:
         pass
     finally:

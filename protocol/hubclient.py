@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Callable, Mapping, Sequence
 
+from pedina.scores import Score
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 #: How many of the engine's last lines (both directions) an error report keeps.
@@ -70,7 +71,7 @@ class SearchReport:
     move: str
     ponder: str | None
     elapsed: float
-    score: int | None = None          # hundredths of a man, side to move's view, last info
+    score: Score | None = None        # the last info's (side to move's view), with its kind
     depth: int | None = None
     nodes: int | None = None
     pv: str = ""
@@ -86,14 +87,6 @@ class EngineId:
     version: str = ""
     author: str = ""
     params: dict[str, dict[str, str]] = field(default_factory=dict)
-
-
-def parse_score(text: str) -> int | None:
-    """Hub ``score=`` text (men, two decimals) as hundredths of a man, or ``None`` if unreadable."""
-    try:
-        return round(float(text) * 100)
-    except ValueError:
-        return None
 
 
 class HubClient:
@@ -303,7 +296,7 @@ class HubClient:
             if command == "info":
                 report.infos += 1
                 if "score" in args:
-                    report.score = parse_score(args["score"])
+                    report.score = Score.from_hub(args)
                 if args.get("depth", "").isdigit():
                     report.depth = int(args["depth"])
                 if args.get("nodes", "").isdigit():

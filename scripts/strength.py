@@ -27,8 +27,9 @@ from pedina.move import Move
 from pedina.protocol.match.inprocess import Player, play_searcher_match
 from pedina.protocol.match.schedule import opening_lines
 from pedina.protocol.match.stats import EloEstimate
-from pedina.search import Limits, Searcher
+from pedina.search import Searcher
 from pedina.session import Session
+from pedina.timeman import Limits
 
 
 def make_player(spec: str, name: str) -> Player:

@@ -270,3 +270,21 @@ def test_a_bad_line_of_a_file_of_positions_is_named(tmp_path: Path) -> None:
     errors = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(errors) == 1, result.stderr
     assert "line 4 is not a position" in errors[0] and "square" in errors[0]
+
+
+def test_a_broken_game_costs_itself_not_the_file(tmp_path: Path) -> None:
+    good = write_game(blunder_board(), {"White": "W1", "Black": "B1"}, "*")
+    broken = good.replace("W1", "W2").replace(f" {BLUNDER_GAME[3]} ", " 1-5 ", 1)  # an illegal fourth move
+    cut = good.replace("W1", "W3").rstrip().rsplit(" ", 2)[0] + " 2"  # the last move cut short, no result
+    path = tmp_path / "mixed.pdn"
+    path.write_text("\n".join([good, broken, cut]) + "\n", encoding="utf-8")
+    document = run("analyze", str(path), "--depth", "1", "--json")
+    assert document.returncode == 0, document.stderr
+    games = json.loads(document.stdout)["games"]
+    assert [(game["game"], len(game["positions"])) for game in games] == [
+        (1, len(BLUNDER_GAME) + 1), (2, 4), (3, len(BLUNDER_GAME))]
+    warnings = document.stderr.strip().splitlines()
+    assert len(warnings) == 2 and warnings[0].startswith(f"Warning: {path}: game 2 ") and "kept up to ply 3" in warnings[0]
+    assert "game 3 " in warnings[1] and f"kept up to ply {len(BLUNDER_GAME) - 1}" in warnings[1]
+    shown = run("show", str(path), "--game", "1")
+    assert shown.returncode == 0 and not shown.stderr  # only game 1 is read

@@ -62,11 +62,17 @@ def test_forty_move_count() -> None:
 
 
 def test_forty_move_threshold_is_a_setting() -> None:
-    board = Board(KINGS, repetitions=1000, quiet_plies=6)
+    board = Board(KINGS, repetitions=1000, draw_plies=6)
     for text in SHUFFLE + SHUFFLE[:2]:
         board.push_text(text)
     outcome = board.outcome()
     assert outcome is not None and outcome.termination is Termination.MOVE_COUNT
+
+
+def test_the_old_name_of_the_draw_threshold_still_works() -> None:
+    board = Board(KINGS, quiet_plies=6)  # documented before draw_plies, kept as a deprecated alias
+    assert board.draw_plies == board.quiet_plies == 6 and board.copy().draw_plies == 6
+    assert Board().draw_plies == 80
 
 
 def test_man_moves_and_captures_reset_the_count() -> None:

@@ -127,7 +127,7 @@ def test_analyze_picks_a_game_of_a_multi_game_pdn_file(tmp_path: Path) -> None:
     assert [(g["game"], len(g["positions"])) for g in both] == [(1, 3), (2, 4)]  # game by game
     missing = run("analyze", str(pdn), "--game", "3", "--depth", "1")
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
-    assert missing.stderr == f"Error: Invalid value for --game: there is no game 3: {pdn} has 2 games\n"
+    assert missing.stderr == f"Error: Invalid value for --game: {pdn}: there is no game 3: the PDN text has 2 games\n"
 
 
 def test_analyze_reports_a_position_without_moves() -> None:
@@ -166,9 +166,14 @@ def test_user_mistakes_give_one_line_and_non_zero_exit(args: list[str], words: s
 def test_analyze_bad_pdn_file_is_one_line_error(tmp_path: Path) -> None:
     pdn = tmp_path / "bad.pdn"
     pdn.write_text('[GameType "22"]\n\n1. 23-19 23-19 *\n', encoding="utf-8")
+    kept = run("analyze", str(pdn), "--depth", "1")  # the game up to its bad move, with a warning
+    assert kept.returncode == 0 and len(kept.stderr.splitlines()) == 1, kept.stderr
+    assert kept.stderr.startswith("Warning: ") and "bad.pdn" in kept.stderr and "kept up to ply 1" in kept.stderr
+    pdn.write_text('[GameType "25"]\n\n1. 23-19 *\n', encoding="utf-8")
     result = run("analyze", str(pdn), "--depth", "1")
-    assert result.returncode != 0 and len(result.stderr.splitlines()) == 1
-    assert result.stderr.startswith("Error: ") and "bad.pdn" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode != 0 and len(result.stderr.splitlines()) == 2, result.stderr  # the warning, the error
+    assert result.stderr.splitlines()[-1].startswith("Error: ") and "bad.pdn holds no game" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def _sigint_as_from_a_terminal() -> None:

@@ -41,7 +41,7 @@ from pedina.timeman import GRACE, Limits, time_budget
 from pedina.protocol.dxp.follower import DxpFollower, think_limits
 from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpError, GameAccept, GameEnd, GameRequest,
                                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
-                                          decode_frame, find_move, format_message, move_message, parse_message,
+                                          decode_frame, encode, find_move, format_message, move_message, parse_message,
                                           position_from_dxp, position_to_dxp)
 from stub_searchers import ScriptedSearcher
 
@@ -987,3 +987,87 @@ def test_a_searcher_deaf_to_stop_gives_one_move_a_turn_and_the_next_message_is_p
             assert sent_since_received == 1, "two MOVEs for one turn"
     assert sum(1 for line in log.getvalue().splitlines() if " < M" in line) == 4
     assert "its searcher is abandoned for a new one" in log.getvalue()
+
+
+# -- one client cannot hold the server ------------------------------------------------
+
+
+def test_a_second_client_is_told_at_once_that_the_engine_is_busy(server: Server) -> None:
+    first = RawClient(server.port)
+    second: RawClient | None = None
+    try:
+        first.send(gamereq(follower_white=False))
+        assert first.expect("A") == GameAccept("Pedina", 0)
+        second = RawClient(server.port)
+        assert second.expect("A") == GameAccept("Pedina", 3)    # before any GAMEREQ of its own
+        assert second.sock.recv(16) == b""                      # and closed
+        board = Board()
+        send_move(first, board, "22-18")                        # the first game goes on
+        engine_move(first, board)
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def serve_in_thread(follower: DxpFollower) -> tuple[socket.socket, threading.Thread]:
+    """``follower`` serving one end of a socket pair on a thread; the other end and the thread."""
+    ours, theirs = socket.socketpair()
+    serving = threading.Thread(target=follower.serve_connection, args=(ours, "pair"), daemon=True)
+    serving.start()
+    return theirs, serving
+
+
+def test_an_idle_connection_is_closed() -> None:
+    log = io.StringIO()
+    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, message_gap=0.0, idle_timeout=0.2)
+    client, serving = serve_in_thread(follower)
+    try:
+        client.settimeout(ANSWER)
+        assert client.recv(16) == b""                           # closed by the engine, not by us
+        serving.join(ANSWER)
+        assert not serving.is_alive() and "nothing received for" in log.getvalue()
+    finally:
+        client.close()
+        follower.close()
+
+
+def test_a_client_that_never_reads_cannot_block_the_engine() -> None:
+    log = io.StringIO()
+    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, message_gap=0.0, send_timeout=0.2, max_faults=10**9)
+    client, serving = serve_in_thread(follower)
+    try:
+        client.settimeout(ANSWER)
+        with contextlib.suppress(OSError):                      # the engine drops us: the flood stops
+            for _ in range(1_000_000):                          # bad messages, each answered with a CHAT
+                client.sendall(b"X1\0" * 100)
+        serving.join(ANSWER)
+        assert not serving.is_alive() and "send failed" in log.getvalue()
+    finally:
+        client.close()
+        follower.close()
+
+
+def test_a_flood_of_bad_messages_is_refused_without_pauses_and_then_closed() -> None:
+    log = io.StringIO()
+    # A gap of an hour: a refusal that waited for it would never be through.
+    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, message_gap=3600.0, max_faults=20)
+    client, serving = serve_in_thread(follower)
+    reader = MessageReader()
+    frames: list[bytes] = []
+    try:
+        client.settimeout(ANSWER)
+        client.sendall(b"R02" + gamereq(True)[3:].encode() + b"\0" + b"X1\0" * 1000)
+        while data := client.recv(4096):
+            frames.extend(reader.feed(data))
+        serving.join(ANSWER)
+        assert not serving.is_alive()
+    finally:
+        client.close()
+        follower.close()
+    assert frames[0].startswith(b"CGAMEREQ for protocol version '02'") and frames[1] == encode(GameAccept("Pedina", 1))[:-1]
+    # A CHAT for each and the GAMEACC of the refusal, each sent when the next bad message came:
+    # the last one waits for the gap in the outbox when the connection is closed.
+    assert len(frames) == 20 and all(frame.startswith(b"Ccannot read message") for frame in frames[2:])
+    lines = log.getvalue().splitlines()
+    assert len(lines) < 4 * 20 + 10 and any("20 unreadable or refused messages: closing" in line for line in lines)

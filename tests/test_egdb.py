@@ -50,8 +50,7 @@ from pedina.movegen import generate
 from pedina.protocol.dxp.follower import DxpFollower
 from pedina.protocol.hub import HubServer
 from pedina.protocol.hubline import parse_line
-from pedina.protocol.scores import proven_note
-from pedina.search import DATABASE_WIN, WIN, database_result, proven_plies
+from pedina.scores import DATABASE_WIN, WIN, Score, database_result, proven_plies
 from pedina.squares import SQUARE_BIT, squares_of
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "egdb.md"
@@ -354,9 +353,9 @@ def test_a_win_the_40_move_count_takes_away_is_a_draw(three: str) -> None:
     database = EndgameDatabase(three)
     searcher = Searcher(EngineSettings(hash_mb=4, egdb_path=three))
     assert database.probe(Position.from_fen("W:WK1,K2:BK13")) == DatabaseValue(1, 33)
-    short = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=30), Limits(depth=4))
+    short = searcher.search(Board("W:WK1,K2:BK13", draw_plies=30), Limits(depth=4))
     assert short.score == 0
-    enough = searcher.search(Board("W:WK1,K2:BK13", quiet_plies=34), Limits(depth=4))
+    enough = searcher.search(Board("W:WK1,K2:BK13", draw_plies=34), Limits(depth=4))
     assert database_result(enough.score) == 1
     database.close()
 
@@ -462,9 +461,9 @@ def test_the_shipped_tables_are_every_table_of_up_to_5_pieces_as_a_build_makes_t
 
 
 def test_proven_note_names_the_database() -> None:
-    assert proven_note(DATABASE_WIN - 5, "White", "Black") == "White wins (endgame database)"
-    assert proven_note(-(DATABASE_WIN - 5), "White", "Black") == "Black wins (endgame database)"
-    assert proven_note(WIN - 5, "White", "Black") == "White wins in 5 plies"
+    assert Score.of(DATABASE_WIN - 5).note("White", "Black") == "White wins (endgame database)"
+    assert Score.of(-(DATABASE_WIN - 5)).note("White", "Black") == "Black wins (endgame database)"
+    assert Score.of(WIN - 5).note("White", "Black") == "White wins in 5 plies"
 
 
 # -- resuming and the command ---------------------------------------------------------

@@ -13,8 +13,6 @@ from pedina import Position, legal_moves
 from pedina.evaluate import (
     DEFAULT_WEIGHTS,
     FEATURES,
-    KNOWN_WIN,
-    NO_MOVES,
     PATTERN_CONFIGS,
     PATTERN_REGIONS,
     PATTERN_WEIGHTS,
@@ -27,6 +25,7 @@ from pedina.evaluate import (
     shipped_patterns,
     shipped_weights,
 )
+from pedina.scores import KNOWN_WIN, NO_MOVES
 from pedina.squares import squares_of
 
 

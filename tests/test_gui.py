@@ -36,6 +36,7 @@ from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
+from pedina.scores import PROVEN, Score
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 TOKEN = "t0ken-for-the-tests"
@@ -264,14 +265,20 @@ def test_why_the_rules_ended_a_game() -> None:
     assert reason("B:W5,10:B1", []) == "Black cannot move"
     kings = ["22-18", "5-1", "18-22", "1-5"]
     assert reason("W:WK22:BK5,12", kings * 2) == "the same position 3 times (repetition)"
-    assert reason("W:WK22:BK5,12", kings, quiet_plies=4, repetitions=9) == (
+    assert reason("W:WK22:BK5,12", kings, draw_plies=4, repetitions=9) == (
         "4 plies without a man move or a capture (the 40-move rule)")
 
 
 def test_scores_and_principal_variations_for_the_page() -> None:
-    assert white_view(25, True) == 25 and white_view(25, False) == -25 and white_view(None, True) is None
-    assert score_json(-12) == {"white": -12, "win": None}
-    assert score_json(9997) == {"white": 9997, "win": 3} and score_json(-9995) == {"white": -9995, "win": -5}
+    assert white_view(Score(25), True) == Score(25) and white_view(Score(25), False) == Score(-25)
+    assert white_view(None, True) is None
+    assert score_json(Score(-12)) == {"white": -12, "result": 0, "text": "-0.12"}
+    assert score_json(Score(9997, PROVEN)) == {"white": 9997, "result": 1, "text": "White wins in 3 plies"}
+    assert score_json(Score(-9995, PROVEN)) == {"white": -9995, "result": -1, "text": "Black wins in 5 plies"}
+    database = Score.from_hub({"score": "94.88", "egdb": "win"})
+    assert database is not None
+    assert score_json(white_view(database, False)) == {
+        "white": -9488, "result": -1, "text": "Black wins (endgame database)"}
     start = Position.start()
     pv = pv_json(start, "21-17 10-14 17-13 9x18x13 9-9 1-5")
     assert [move["text"] for move in pv] == ["21-17", "10-14", "17-13", "9x18"]  # cut at the unreadable move
@@ -622,10 +629,11 @@ def test_the_comments_of_each_games_main_line() -> None:
 
 
 def test_the_score_a_comment_gives() -> None:
-    assert comment_score("+0.35/12 0.512s", white_moved=True, annotated=False) == (0, 35)
-    assert comment_score("+0.35/12 0.512s", white_moved=False, annotated=False) == (0, -35)
-    assert comment_score("book +0.10/3", white_moved=False, annotated=False) == (0, -10)
-    assert comment_score("-1.25/9 White wins in 5", white_moved=False, annotated=True) == (1, -125)
+    assert comment_score("+0.35/12 0.512s", white_moved=True, annotated=False) == (0, Score(35))
+    assert comment_score("+0.35/12 0.512s", white_moved=False, annotated=False) == (0, Score(-35))
+    assert comment_score("book +0.10/3", white_moved=False, annotated=False) == (0, Score(-10))
+    assert comment_score("-1.25/9", white_moved=False, annotated=True) == (1, Score(-125))
+    assert comment_score("+99.95/20 1.2s", white_moved=False, annotated=False) == (0, Score(-9995, PROVEN))
     assert comment_score("book 0.001s", white_moved=True, annotated=False) is None
     assert comment_score("a fine move, 3/4 of the time", white_moved=True, annotated=False) is None
 
@@ -640,7 +648,7 @@ def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
         assert [move["hub"] for move in state["moves"]] == ["21-17", "10-14"] and state["mode"] == "free"
         assert state["players"] == {"white": "Player", "black": "Random"}
         assert state["result"] == {"result": "1-0", "reason": "Black resigns"}
-        assert state["comments"] == ["", "-0.35/12 0.5s"] and state["evals"][1] == {"white": 35, "win": None}
+        assert state["comments"] == ["", "-0.35/12 0.5s"] and state["evals"][1] == {"white": 35, "result": 0, "text": "+0.35"}
         assert "move 2: illegal move" in await page.error(json.dumps({**kept, "moves": ["21-17", "21-17"]}))
         assert "its start" in await page.error(json.dumps({**kept, "start": "W:W33"}))
         assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))

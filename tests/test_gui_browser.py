@@ -307,7 +307,7 @@ def test_analysis_lines_appear_and_update_then_stop(page: Page) -> None:
     page.wait_for_function(f"() => /depth (\\d+)/.exec(document.getElementById('analysis-stats').textContent)[1] > {depth}",
                            timeout=WAIT)
     lines = page.locator("#analysis-lines-list li").all_inner_texts()
-    assert all(re.match(r"[+−]?\d+\.\d\d|(White|Black) wins in \d+", line) for line in lines), lines
+    assert all(re.match(r"[+-]\d+\.\d\d|(White|Black) wins in \d+ pl", line) for line in lines), lines
     assert all(" 3. " in line for line in lines), lines     # White to move at ply 4: 3. first
     arrow = page.get_attribute("#board polyline.arrow", "data-arrow")
     assert arrow and legal_moves(Position.from_hub(board(page, "position")))  # an arrow on the board
@@ -332,6 +332,29 @@ def test_analysis_lines_appear_and_update_then_stop(page: Page) -> None:
     assert point is not None
     page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
     wait_board(page, "b.cursor === '4'")
+
+
+def analysed_score(page: Page, fen: str, expected: str) -> str:
+    """Set up ``fen``, analyse it with Pedina, and return the best line's score once it reads ``expected``."""
+    set_up(page, fen)
+    page.select_option("#analysis-engine", PEDINA)
+    page.click("#btn-analyse")
+    page.wait_for_function(
+        "(expected) => { const score = document.querySelector('#analysis-lines-list li .score');"
+        " return score !== null && score.textContent.includes(expected); }", arg=expected, timeout=WAIT)
+    return page.inner_text("#analysis-lines-list li .score")
+
+
+def test_a_database_result_is_shown_as_one(page: Page) -> None:
+    # The shipped tables settle it (the Hub line says egdb=win): no number of plies, no "in 512".
+    assert analysed_score(page, "W:WK10,22,27:B11,K14,18", "endgame database") == "White wins (endgame database)"
+    assert not re.search(r"wins in \d", page.inner_text("#analysis-lines-list"))
+    shot(page, "database-result.png")
+
+
+def test_a_proven_win_is_shown_in_plies(page: Page) -> None:
+    # Eleven pieces, out of the tables' reach: 18x11 is forced and the search proves the win.
+    assert analysed_score(page, "W:W18,25,26,27,28,29,30,31,32:B14,1", "wins in") == "White wins in 9 plies"
 
 
 def test_a_pdn_saved_and_loaded_back_is_identical(page: Page, tmp_path: Path) -> None:

@@ -12,16 +12,20 @@ import re
 import shutil
 import subprocess
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pexpect
 import pytest
 
 from pedina.settings import EngineSettings
 from pedina import START_HUB, Board, Position
-from pedina.search import WIN, Info, Limits, Result, Searcher
+from pedina.scores import WIN
+from pedina.search import Info, Result, Searcher
+from pedina.timeman import Limits
 from pedina.move import parse_move
-from pedina.protocol.hub import HubServer, apply_level, format_info
+from pedina.protocol.hub import MAX_LINE_BYTES, HubServer, apply_level, format_info, read_lines
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 from stub_searchers import ScriptedSearcher
 
@@ -585,3 +589,45 @@ def test_a_searcher_ignoring_stop_still_gets_one_done_on_time_and_the_next_comma
     assert words.count("done") == 2
     assert words[-1] == "done" and words[words.index("done") - 1] == "info"
     assert any("did not return in time" in line for line in output.lines())  # said, not hidden
+
+
+def test_a_closed_output_ends_the_engine_during_an_endless_search(tmp_path: Path) -> None:
+    assert PEDINA is not None
+    log = tmp_path / "hub.log"
+    engine = subprocess.Popen([PEDINA, "hub", "--log", str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    assert engine.stdin is not None and engine.stdout is not None
+    try:
+        engine.stdin.write(f"hub\nset-param name=book value=false\ninit\npos pos={START_HUB}\ngo analyze\n")
+        engine.stdin.flush()
+        while not engine.stdout.readline().startswith("info "):  # searching, for ever
+            pass
+        engine.stdout.close()
+        assert engine.wait(timeout=30) == 0  # with no input line after: the closed output alone ended it
+        assert log.read_text(encoding="utf-8").splitlines()[-1].endswith("# the client closed our output: the engine ends")
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        engine.stdin.close()
+
+
+def test_an_input_line_too_long_is_an_error_and_the_engine_goes_on() -> None:
+    assert PEDINA is not None
+    script = "hub\n" + "pos pos=" + "e" * (2 * MAX_LINE_BYTES) + "\nping\n"
+    result = subprocess.run([PEDINA, "hub"], input=script, capture_output=True, text=True, timeout=60)
+    lines = result.stdout.splitlines()
+    assert lines[-2:] == [f'error message="input line longer than {MAX_LINE_BYTES} bytes: skipped"', "pong"], lines
+
+
+def test_input_lines_are_read_in_bounded_memory() -> None:
+    stream = io.BytesIO(b"go think\n" + b"x" * (8 * MAX_LINE_BYTES) + b"\nping\n" + b"y" * 10)
+    skipped = []
+    tracemalloc.start()
+    try:
+        lines = list(read_lines(stream, MAX_LINE_BYTES, lambda: skipped.append(True)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == ["go think\n", "ping\n", "y" * 10] and skipped == [True]
+    assert peak < 3 * MAX_LINE_BYTES

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubClient,
-                                parse_score, seconds_text, split_line)
+                                seconds_text, split_line)
+from pedina.scores import Score, hub_value
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 START = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
@@ -29,9 +30,9 @@ def test_split_line_reads_quotes_flags_and_blanks() -> None:
 
 
 def test_scores_and_seconds_text() -> None:
-    assert parse_score("0.12") == 12
-    assert parse_score("-99.97") == -9997
-    assert parse_score("x") is None
+    assert hub_value("0.12") == 12
+    assert hub_value("-99.97") == -9997
+    assert hub_value("x") is None and hub_value("nan") is None and hub_value("inf") is None
     assert seconds_text(59.25) == "59.25"
     assert seconds_text(0.0001) == "0"
     assert seconds_text(-0.05) == "-0.05"
@@ -46,7 +47,7 @@ def test_handshake_and_search() -> None:
         engine.ping()
         report = engine.go(START, ["23-19", "10-14"], {"depth": 2}, timeout=10)
         assert report.move == "19x10x14"    # the only legal move
-        assert report.score == 0 and report.depth == 1 and report.infos == 1
+        assert report.score == Score(0) and report.depth == 1 and report.infos == 1
         assert 0 <= report.elapsed < 10
         sent = [line for line in engine.tail() if line.startswith(">")]
         assert sent[-3:] == [f'> pos pos={START} moves="23-19 10-14"', "> level depth=2", "> go think"]

@@ -13,7 +13,8 @@ from pedina.settings import EngineSettings
 from pedina.evaluate import Evaluator
 from pedina.protocol.match.inprocess import Player, play_searcher_game, play_searcher_match
 from pedina.protocol.match.schedule import opening_lines
-from pedina.search import Limits, Searcher
+from pedina.search import Searcher
+from pedina.timeman import Limits
 from pedina.session import Session
 
 

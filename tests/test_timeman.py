@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pedina.timeman import DEFAULT_MOVE_TIME, GRACE, OVERHEAD, Limits, bounded, time_budget
+from pedina.timeman import DEFAULT_MOVE_TIME, GRACE, OVERHEAD, Limits, TimeBudget, bounded, time_budget
 
 
 def test_no_time_limit_no_budget() -> None:
@@ -59,3 +59,10 @@ def test_on_clock() -> None:
     assert not Limits(depth=3).on_clock
     assert not Limits(move_time=1.0, ponder=True).on_clock
     assert not Limits(move_time=1.0, analysis=True).on_clock  # analysis searches a lone move too
+
+
+def test_an_iteration_starts_before_55_percent_of_a_soft_limit_stretched_by_instability() -> None:
+    budget = TimeBudget(soft=1.0, hard=2.5, watchdog=3.0)
+    assert budget.allows_iteration(0.55, 0.0) and not budget.allows_iteration(0.56, 0.0)
+    assert budget.allows_iteration(0.9, 1.0) and not budget.allows_iteration(0.95, 1.0)  # 1.7 s soft
+    assert budget.allows_iteration(1.37, 10.0) and not budget.allows_iteration(1.38, 10.0)  # the hard 2.5 s

@@ -61,7 +61,7 @@ from pedina.egdb.store import (
     win_code,
     write_table,
 )
-from pedina.movegen import generate_captures, generate_quiet
+from pedina.movegen import generate_captures, generate_non_captures
 from pedina.squares import BOARD, SQUARE_BIT
 
 #: ``counts`` value of a position with a capture: it has no move inside the job.
@@ -186,8 +186,8 @@ def _scan(part: _Part, number: int, database: EndgameDatabase, queue: array[int]
                 if distances and result == WIN_CODE:
                     flags[index] = _ZEROING_WIN
             continue
-        quiet = generate_quiet(us, kings, True, empty)
-        if not quiet:
+        non_captures = generate_non_captures(us, kings, True, empty)
+        if not non_captures:
             values[index] = LOSS_CODE
             queue.append(index << 1 | number)
             if distances:
@@ -197,7 +197,7 @@ def _scan(part: _Part, number: int, database: EndgameDatabase, queue: array[int]
         kings_stepping = 0
         drawn = 0
         won = False
-        for frm, to, _, toggle, _ in quiet:
+        for frm, to, _, toggle, _ in non_captures:
             if frm & kings:
                 inside += 1
                 kings_stepping += 1

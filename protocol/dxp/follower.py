@@ -18,6 +18,7 @@ import select
 import socket
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
@@ -37,7 +38,16 @@ from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpErro
 ENGINE_NAME = "Pedina"
 #: Pause between two messages we send with nothing received in between (seconds):
 #: pydraughts' reader fuses two messages that arrive in one ``recv`` and loses the second.
+#: The second waits in an outbox meanwhile: the connection loop never sleeps.
 MESSAGE_GAP = 0.2
+#: Seconds the other side may stay silent when it is not waiting for our move (a game's
+#: clock adds its minutes): then the connection is closed, freeing the server.
+IDLE_TIMEOUT = 600.0
+#: Seconds a send may wait for the other side to read: a client that never reads is dropped.
+SEND_TIMEOUT = 10.0
+#: Unreadable messages and refused GAMEREQs a connection may send before it is closed, which
+#: bounds what a flood of bad messages costs the log.
+MAX_FAULTS = 50
 
 
 def think_limits(clock: float | None, margin: float, moves_left: int | None, move_time: float) -> Limits:
@@ -91,23 +101,27 @@ class DxpFollower:
     ``#`` events, the session's reports among them); ``status`` one line per
     finished game. ``time_margin`` seconds of the clock are kept in reserve; a
     GAMEREQ with 0 minutes is played at ``move_time`` seconds a move.
-    ``hash_mb`` and ``searcher_factory`` are the session's (tests pass stub
-    searchers), and so is ``egdb``, an endgame database. ``pdnout`` receives
-    every game as it ends (its result by the
-    rules, Pedina's win when the opponent resigns, else ``*``). ``book`` and
-    ``book_variety`` are the session's opening book settings (the shipped book,
-    on by default). ``resident``: this follower is its process's for life, and
-    settles its session (:meth:`pedina.session.Session.settle`).
+    ``settings`` and ``searcher_factory`` are the session's (tests pass stub
+    searchers). ``pdnout`` receives every game as it ends (its result by the
+    rules, Pedina's win when the opponent resigns, else ``*``). ``resident``: this follower is its process's for life, and
+    settles its session (:meth:`pedina.session.Session.settle`). ``idle_timeout``,
+    ``send_timeout`` and ``max_faults``: see :data:`IDLE_TIMEOUT`, :data:`SEND_TIMEOUT` and
+    :data:`MAX_FAULTS`.
     """
 
     def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, *, log: TextIO | None = None,
                  status: TextIO | None = None, time_margin: float = 1.0, move_time: float = 1.0,
                  message_gap: float = MESSAGE_GAP, searcher_factory: Callable[[EngineSettings], SupportsSearch] = Searcher,
-                 pdnout: PdnOut | None = None, resident: bool = False) -> None:
+                 pdnout: PdnOut | None = None, resident: bool = False, idle_timeout: float = IDLE_TIMEOUT,
+                 send_timeout: float = SEND_TIMEOUT, max_faults: int = MAX_FAULTS) -> None:
         self.pdnout = pdnout
         self.time_margin = time_margin
         self.move_time = move_time
         self.message_gap = message_gap
+        self.idle_timeout = idle_timeout
+        self.send_timeout = send_timeout
+        self.max_faults = max_faults
+        self._interrupted = threading.Event()
         self._log_stream = log
         # The session reports from its own threads: one line at a time in the log.
         self._log_lock = threading.Lock()
@@ -130,7 +144,16 @@ class DxpFollower:
         self._awaited: int | None = None  # the search whose answer is our move; None: not thinking
         self._awaiting_end = False        # we sent the first GAMEEND; the next one received confirms it
         self._last_send: float | None = None  # our last message, if nothing was received since
+        self._outbox: deque[bytes] = deque()  # messages waiting for the gap after the last one
+        self._last_heard = time.monotonic()
+        self._faults = 0
         self._closed = False
+
+    def interrupt(self) -> None:
+        """From another thread: end the connection being served (as Ctrl-C would) and refuse
+        later ones at once."""
+        self._interrupted.set()
+        self._wake()
 
     def close(self) -> None:
         """Stop any search and release the wake-up sockets."""
@@ -144,15 +167,19 @@ class DxpFollower:
         """Play on ``conn`` until the other side closes it (``conn`` is closed on return)."""
         self._connections += 1
         self._reset(conn)
+        conn.settimeout(self.send_timeout)  # a send waits at most this long; reads wait in select
         self._event(f"connection {self._connections} from {peer}")
         why = "connection closed"
         try:
             while not self._closed:
-                # No timeout: the session answers every search on time and wakes us.
-                readable, _, _ = select.select([conn, self._wake_read], [], [])
+                readable, _, _ = select.select([conn, self._wake_read], [], [], self._wait())
+                if self._interrupted.is_set():
+                    why = "interrupted"
+                    break
                 if self._wake_read in readable:
                     self._drain_wake()
                 self._collect_answers()
+                self._send_due()
                 if conn in readable and not self._closed:
                     try:
                         data = conn.recv(4096)
@@ -161,8 +188,16 @@ class DxpFollower:
                         break
                     if not data:
                         break
+                    self._last_heard = time.monotonic()
                     for frame in self._reader.feed(data):
                         self._handle_frame(frame)
+                        if self._faults >= self.max_faults:
+                            self._event(f"{self._faults} unreadable or refused messages: closing the connection")
+                            self._closed = True
+                            break
+                elif not readable and self._idle() > self._idle_limit():
+                    self._event(f"nothing received for {self._idle():.0f} s: closing the connection")
+                    break
         except KeyboardInterrupt:
             why = "interrupted"
             raise
@@ -179,6 +214,29 @@ class DxpFollower:
             conn.close()
             self._reset(None)
 
+    def _idle(self) -> float:
+        """Seconds the other side has been silent while not waiting for our move (0 while it is)."""
+        return 0.0 if self._awaited is not None else time.monotonic() - self._last_heard
+
+    def _idle_limit(self) -> float:
+        game = self._game
+        return self.idle_timeout + (game.minutes * 60.0 if game is not None else 0.0)
+
+    def _wait(self) -> float | None:
+        """How long the loop may wait for input: until the outbox's next message is due, or the
+        connection's idle limit (none while we think: the session wakes the loop)."""
+        if self._outbox and self._last_send is not None:
+            return max(0.0, self._last_send + self.message_gap - time.monotonic())
+        if self._awaited is not None:
+            return None
+        return max(0.0, self._idle_limit() - self._idle()) + 0.01
+
+    def _wake(self) -> None:
+        try:
+            self._wake_write.send(b"!")
+        except OSError:  # closed: nothing is waiting any more
+            pass
+
     def _drain_wake(self) -> None:
         try:
             while self._wake_read.recv(256):
@@ -191,6 +249,7 @@ class DxpFollower:
     def _handle_frame(self, frame: bytes) -> None:
         self._log(">", printable(frame))
         self._last_send = None
+        self._send_due()  # a message received in between: what waited for the gap goes now
         try:
             message = parse_message(decode_frame(frame))
         except UnsupportedVersion as error:
@@ -222,6 +281,7 @@ class DxpFollower:
     def _bad_message(self, frame: bytes, error: DxpError) -> None:
         """Explain in a CHAT; a bad GAMEREQ is refused, a bad MOVE in a game ends the game."""
         text = printable(frame)
+        self._faults += 1
         self._event(f"bad message {text!r}: {error}")
         if frame[:1] == b"R":
             self._refuse(2, f"cannot read GAMEREQ: {error}")
@@ -235,6 +295,7 @@ class DxpFollower:
         return self._game is not None and not self._game.engine_to_move()
 
     def _refuse(self, code: int, why: str) -> None:
+        self._faults += 1
         self._event(f"GAMEREQ refused (code {code}): {why}")
         self._send_message(Chat(why))
         self._send_message(GameAccept(ENGINE_NAME, code))
@@ -344,10 +405,7 @@ class DxpFollower:
     def _hand_over(self, number: int, answer: Answer) -> None:
         """On the session's thread: queue search ``number``'s answer and wake the loop."""
         self._answers.put((number, answer))
-        try:
-            self._wake_write.send(b"!")
-        except OSError:  # closed: nothing is waiting for the answer any more
-            pass
+        self._wake()
 
     def _collect_answers(self) -> None:
         while True:
@@ -365,7 +423,6 @@ class DxpFollower:
         # Only a game in play with a legal move starts a search, and every way out of
         # the game abandons it first.
         assert game is not None and answer.move is not None
-        self._wait_gap()
         used = time.monotonic() - game.turn_started
         game.board.push(answer.move)
         self._send_message(move_message(answer.move, used))
@@ -424,24 +481,26 @@ class DxpFollower:
 
     # -- output ---------------------------------------------------------------------
 
-    def _wait_gap(self) -> None:
-        if self._last_send is not None:
-            remaining = self._last_send + self.message_gap - time.monotonic()
-            if remaining > 0:
-                time.sleep(remaining)
-
     def _send_message(self, message: Message) -> None:
+        """Send now, or once the gap after our last message has passed (see :data:`MESSAGE_GAP`)."""
         if self._conn is None or self._closed:
             return
-        data = encode(message)
-        self._wait_gap()
-        self._log("<", data[:-1].decode("ascii"))
-        try:
-            self._conn.sendall(data)
-        except OSError as error:
-            self._event(f"send failed: {error}")
-            self._closed = True
-        self._last_send = time.monotonic()
+        self._outbox.append(encode(message))
+        self._send_due()
+
+    def _send_due(self) -> None:
+        """Send what the outbox holds whose gap has passed."""
+        while self._outbox and self._conn is not None and not self._closed:
+            if self._last_send is not None and time.monotonic() < self._last_send + self.message_gap:
+                return
+            data = self._outbox.popleft()
+            self._log("<", data[:-1].decode("ascii"))
+            try:
+                self._conn.sendall(data)
+            except OSError as error:  # the timeout of a client that does not read among them
+                self._event(f"send failed: {error}")
+                self._closed = True
+            self._last_send = time.monotonic()
 
     def _event(self, text: str) -> None:
         self._log("#", text)

@@ -1,20 +1,24 @@
 """``pedina dxp``: a TCP server that serves DXP connections to a :class:`DxpFollower`.
 
 :func:`listen` opens the socket, :func:`serve` hands the connections it
-accepts to the Follower one after the other until Ctrl-C or SIGTERM, and
+accepts to the Follower one after the other until Ctrl-C or SIGTERM (one that
+comes while another is served is refused at once: GAMEACC code 3), and
 :func:`dxp` is the command that does both with the options it is given.
 """
 
 from __future__ import annotations
 
+import select
 import socket
 import sys
+import threading
 
 import click
 
 from pedina.settings import EngineSettings
 from pedina.protocol.cli import FiniteRange, open_log
-from pedina.protocol.dxp.follower import DxpFollower
+from pedina.protocol.dxp.follower import ENGINE_NAME, DxpFollower
+from pedina.protocol.dxp.messages import GameAccept, encode
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.interrupts import sigterm_as_keyboard_interrupt
 from pedina.protocol.pdnfile import PdnOut
@@ -30,17 +34,55 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(listener: socket.socket, follower: DxpFollower) -> None:
-    """Serve connections one after the other until interrupted (Ctrl-C or SIGTERM)."""
+    """Serve connections one after the other until interrupted (Ctrl-C or SIGTERM), each on a
+    thread of its own while this one accepts: a connection that comes meanwhile is refused."""
+    serving: threading.Thread | None = None
+    served: socket.socket | None = None
     try:
         with sigterm_as_keyboard_interrupt():  # accept() blocks in the OS: only an exception wakes it
             while True:
                 conn, address = listener.accept()
-                follower.serve_connection(conn, f"{address[0]}:{address[1]}")
+                if serving is not None and serving.is_alive():
+                    assert served is not None
+                    if not closed_by_peer(served):
+                        refuse_busy(conn)
+                        continue
+                    serving.join()  # the last client went and another came at once: its thread is ending
+                served = conn
+                serving = threading.Thread(target=follower.serve_connection, name="dxp connection",
+                                           args=(conn, f"{address[0]}:{address[1]}"))
+                serving.start()
     except KeyboardInterrupt:
         pass
     finally:
+        if serving is not None:
+            follower.interrupt()
+            serving.join()
         follower.close()
         listener.close()
+
+
+def closed_by_peer(conn: socket.socket) -> bool:
+    """Whether the other side closed ``conn`` with nothing unread before its end (or ``conn``
+    is closed already): the thread serving it is about to end."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):  # closed meanwhile by its thread
+        return True
+
+
+def refuse_busy(conn: socket.socket) -> None:
+    """Tell a connection that came while another is served that no game can start (GAMEACC
+    code 3, sent before its GAMEREQ), and close it."""
+    try:
+        conn.settimeout(1.0)
+        conn.sendall(encode(GameAccept(ENGINE_NAME, 3)))
+        conn.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # gone already
+    finally:
+        conn.close()
 
 
 @click.command()
@@ -63,7 +105,8 @@ def dxp(host: str, port: int, log_path: str | None, time_margin: float, move_tim
 
     An Initiator (a GUI, an arbiter, pydraughts' DXPEngine) connects and sends
     GAMEREQ; Pedina plays the colour asked, on its own clock of the GAMEREQ's
-    minutes. Connections are served one after the other until Ctrl-C.
+    minutes. Connections are served one after the other until Ctrl-C; one that
+    comes while another is served is refused at once (GAMEACC code 3).
     """
     log = open_log(log_path)
     pdnout = PdnOut.open_option(pdn_path)

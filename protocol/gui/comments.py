@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 
 from pedina.pdn import _TAG_CLOSE, _TOKEN, _tag_value_end, PdnError
-from pedina.protocol.scores import for_white
+from pedina.scores import Score
 
 #: A score in men and a depth at the start of a comment, after an optional ``book``.
 _SCORE = re.compile(r"\s*(?:book\s+)?([+-]?\d{1,3}(?:\.\d+)?)/\d+\b")
 
 
 def read_comments(text: str) -> list[list[str]]:
-    """For each game of ``text`` (as :func:`pedina.pdn.read_games` counts them), the comment
+    """For each game of ``text`` (as :func:`pedina.pdn.read_games` numbers them), the comment
     after each move of its main line (``""`` for none; several are joined by a space).
 
     Raises :class:`~pedina.pdn.PdnError` where the reader does (an unclosed tag, say)."""
@@ -66,19 +66,20 @@ def read_comments(text: str) -> list[list[str]]:
     return games
 
 
-def comment_score(comment: str, white_moved: bool, annotated: bool) -> tuple[int, int] | None:
-    """The score a move's comment starts with, as ``(ply offset, White's score in hundredths)``:
+def comment_score(comment: str, white_moved: bool, annotated: bool) -> tuple[int, Score] | None:
+    """The score a move's comment starts with, as ``(ply offset, White's score)``:
     the offset from the move's ply to the position the score is about. A match's comment
     (``+0.35/12 0.512s``) is the mover's score before its move (offset 0); an annotated
     game's (``annotated``: ``pedina analyze --annotate``, which names itself in an
-    ``Annotator`` tag) is White's after the move (offset 1). ``None`` without a score."""
+    ``Annotator`` tag) is White's after the move (offset 1). A score beyond 90 men is a
+    proven result, as in a Hub ``score=`` (Scan's convention). ``None`` without a score."""
     found = _SCORE.match(comment)
-    if found is None:
+    score = Score.from_hub({"score": found.group(1)}) if found is not None else None
+    if score is None:
         return None
-    score = round(float(found.group(1)) * 100)
     if annotated:
         return 1, score
-    return 0, for_white(score, white_moved)
+    return 0, score.for_white(white_moved)
 
 
 __all__ = ["comment_score", "read_comments"]

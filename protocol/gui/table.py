@@ -41,8 +41,9 @@ from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
 from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
+from pedina.scores import Score
 from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
-from pedina.protocol.hubclient import EngineError, EngineTimeout, parse_score
+from pedina.protocol.hubclient import EngineError, EngineTimeout
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.play import side_name
 
@@ -62,8 +63,6 @@ ANALYSIS_TIMEOUT = 24 * 3600.0
 ANALYSIS_INTERVAL = 0.15
 #: An engine accepts a draw offer when its last score (its own view) is at most this (hundredths).
 DRAW_ACCEPT = 20
-#: Scores at or beyond this (hundredths of a man) are proven wins: 10000 less the plies to the win.
-WIN_SCORE = 9000
 #: Most moves of a principal variation shown.
 MAX_PV = 24
 #: Most analysis lines (multi-PV) a page may ask for.
@@ -200,26 +199,21 @@ def rules_reason(board: Board, outcome: Outcome) -> str:
         return f"{loser} has no pieces left" if not pieces else f"{loser} cannot move"
     if outcome.termination is Termination.REPETITION:
         return f"the same position {board.repetitions} times (repetition)"
-    return f"{board.quiet_plies} plies without a man move or a capture (the 40-move rule)"
+    return f"{board.draw_plies} plies without a man move or a capture (the 40-move rule)"
 
 
-def white_view(score: int | None, white_to_move: bool) -> int | None:
-    """A score of the side to move (hundredths of a man) from White's point of view."""
-    if score is None:
-        return None
-    return score if white_to_move else -score
+def white_view(score: Score | None, white_to_move: bool) -> Score | None:
+    """A score of the side to move from White's point of view."""
+    return score.for_white(white_to_move) if score is not None else None
 
 
-def score_json(white: int | None) -> dict[str, object] | None:
-    """A score (hundredths, White's view) for the page: ``white``, and ``win``, the plies to a
-    proven win (positive when White wins, negative when Black does) or ``None``."""
+def score_json(white: Score | None) -> dict[str, object] | None:
+    """A score (White's view) for the page: ``white`` (hundredths), ``result`` (1 White
+    wins, -1 Black wins, proven or by the database; 0 for an estimate) and ``text``, as
+    the page shows it (:meth:`pedina.scores.Score.text`)."""
     if white is None:
         return None
-    win = None
-    if abs(white) >= WIN_SCORE:
-        plies = 10000 - abs(white)
-        win = plies if white > 0 else -plies
-    return {"white": white, "win": win}
+    return {"white": white.value, "result": white.result, "text": white.text()}
 
 
 class Table:
@@ -232,7 +226,7 @@ class Table:
         self.board = Board()
         self.texts: list[str] = []                      # PDN text of each move
         self.comments: list[str] = []                   # a loaded game's PDN comment after each move
-        self.evals: list[int | None] = [None]          # per position: a search's score there, White's view
+        self.evals: list[Score | None] = [None]        # per position: a search's score there, White's view
         self.clock_log: list[dict[bool, float | None]] = [{True: None, False: None}]  # clocks per position
         self.cursor = 0                                 # the position shown (0 = start)
         self.headers: dict[str, str] = {}               # PDN tags of a loaded game
@@ -606,7 +600,7 @@ class Table:
             return
         position = self.board.positions[ply]
         multipv = int(args["multipv"]) if args.get("multipv", "").isdigit() else 1
-        score = white_view(parse_score(args["score"]) if "score" in args else None, position.white_to_move)
+        score = white_view(Score.from_hub(args), position.white_to_move)
         self._lines[multipv] = {"multipv": multipv, "depth": args.get("depth"), "score": score_json(score),
                                 "pv": pv_json(position, args.get("pv", ""))}
         self._stats = {key: args[key] for key in ("depth", "nodes", "nps", "time") if key in args}
@@ -819,7 +813,7 @@ class Table:
                   if score is not None and self.board.positions[ply].white_to_move == engine]
         own = white_view(scores[-1], engine) if scores else None
         name = self.players[engine]
-        if own is None or own > DRAW_ACCEPT:
+        if own is None or own.value > DRAW_ACCEPT:
             self._notice(f"{name} declines the draw")
             return
         await self._halt()
@@ -897,12 +891,13 @@ class Table:
             raise BadMessage(f"cannot read the PDN: {error}") from None
         if not games:
             raise BadMessage("no game found in the PDN text")
-        if len(comments) != len(games):  # read otherwise than the reader did: keep the moves only
-            comments = [[] for _ in games]
+        if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
+            comments = []
+        mine = [comments[game.number - 1] if comments else [] for game in games]
         if len(games) == 1:
-            await self._load(games[0], comments[0])
+            await self._load(games[0], mine[0])
             return
-        self.pdn_choices = list(zip(games, comments))
+        self.pdn_choices = list(zip(games, mine))
         self._send({"type": "pdn_games", "games": [_game_label(number, game)
                                                     for number, game in enumerate(games, start=1)]})
 

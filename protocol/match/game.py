@@ -21,7 +21,7 @@ from pedina.pdn import MoveNote
 from pedina.position import Position
 from pedina.protocol.hubclient import (EngineCrashed, EngineError, EngineTimeout, HubClient, SearchReport,
                                        seconds_text)
-from pedina.protocol.scores import men
+from pedina.scores import men
 
 #: The variant asked of engines that declare a ``variant`` parameter.
 VARIANT = "italian"
@@ -213,7 +213,7 @@ class GameRecord:
             if report.book:
                 parts.append("book")
             elif report.score is not None:
-                parts.append(men(report.score) + (f"/{report.depth}" if report.depth is not None else ""))
+                parts.append(men(report.score.value) + (f"/{report.depth}" if report.depth is not None else ""))
             parts.append(f"{report.elapsed:.3f}s")
             notes.append(MoveNote(comment=" ".join(parts)))
         return notes
@@ -338,7 +338,7 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
             clocks[side] = spec.tc.clock_after(clock, report.elapsed, played[side])
         board.push(move)
         reports.append(report)
-        scores[side].append(report.score)
+        scores[side].append(report.score.value if report.score is not None else None)
         record = _adjudicate(game, board, scores, settings)
         if record is not None:
             record.reports = reports

@@ -408,11 +408,9 @@
     if (current) current.scrollIntoView({block: "nearest"});
   }
 
+  // The server words every score (pedina.scores): a number, or who wins and how it is known.
   function scoreText(score) {
-    if (!score) return "";
-    if (score.win !== null) return `${score.win > 0 ? "White" : "Black"} wins in ${Math.abs(score.win)}`;
-    const men = score.white / 100;
-    return (men > 0 ? "+" : men < 0 ? "−" : "") + Math.abs(men).toFixed(2);
+    return score ? score.text : "";
   }
 
   function renderGraph() {
@@ -423,7 +421,7 @@
     const count = Math.max(evals.length - 1, 1);
     const x = (ply) => GRAPH.left + (width - GRAPH.left - pad) * ply / count;
     const y = (score) => {
-      const men = score.win !== null ? Math.sign(score.win) * GRAPH_LIMIT : score.white / 100;
+      const men = score.result ? score.result * GRAPH_LIMIT : score.white / 100;
       const clipped = Math.max(-GRAPH_LIMIT, Math.min(GRAPH_LIMIT, men));
       return height / 2 - (height / 2 - pad) * clipped / GRAPH_LIMIT;
     };
@@ -452,7 +450,7 @@
   // man ahead gives about two thirds, as a player would rate the chances.
   function whiteShare(score) {
     if (!score) return 0.5;
-    if (score.win !== null) return score.win > 0 ? 1 : 0;
+    if (score.result) return score.result > 0 ? 1 : 0;
     return 1 / (1 + Math.exp(-score.white / EVAL_BAR_SCALE));
   }
 
