@@ -92,12 +92,14 @@ def wait_connected(page: Page) -> None:
 
 
 def shot(page: Page, name: str) -> None:
-    """A screenshot, named with the page's width when it is not the desktop's."""
+    """A screenshot, named with the page's width when it is not the desktop's (a phone's shows
+    the whole page, which is longer than its screen)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size
-    if size is not None and size["width"] != 1280:
+    phone = size is not None and size["width"] != 1280
+    if phone and size is not None:
         name = name.replace(".png", f"-{size['width']}.png")
-    page.screenshot(path=str(SHOTS / name))
+    page.screenshot(path=str(SHOTS / name), full_page=phone)
 
 
 def board(page: Page, key: str) -> str:
