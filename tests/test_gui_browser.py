@@ -634,9 +634,9 @@ def test_the_set_up_dialog_fits_the_screen(page: Page) -> None:
     assert page.evaluate("() => { const d = document.getElementById('dlg-setup'); "
                          "return d.scrollWidth <= d.clientWidth && d.scrollHeight <= d.clientHeight; }")
     shot(page, "setup-dialog.png")
-    page.fill("#setup-text", "W:W21-32:B1-12")
+    page.fill("#setup-text", "W:W21,22:B1,2")
     page.click("#setup-paste")
-    wait_board(page, "b.cursor === '0'")
+    wait_board(page, f"b.position === {json.dumps(Position.parse('W:W21,22:B1,2').hub())}")
     assert not page.is_visible("#dlg-setup")
 
 
