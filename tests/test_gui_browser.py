@@ -232,6 +232,15 @@ def test_a_move_by_drag_and_drop(page: Page) -> None:
     assert page.inner_text("#move-list button.mv") == "23-19"
 
 
+def play_moves(page: Page, moves: tuple[tuple[int, int], ...]) -> None:
+    """Click simple moves in from the position shown, each once the server has played the one before
+    (a click before then is about the old position, and refused)."""
+    for start, end in moves:
+        ply = int(board(page, "cursor"))
+        enter(page, start, (end,))
+        wait_board(page, f"b.cursor === '{ply + 1}'")
+
+
 def start_game(page: Page, engine: str, colour: str, clock: tuple[int, int] | None = None,
                seconds: float = 0.1) -> None:
     page.click("#btn-new")
@@ -298,9 +307,7 @@ def test_take_back_and_resign(page: Page) -> None:
 
 
 def test_analysis_lines_appear_and_update_then_stop(page: Page) -> None:
-    for start, end in ((22, 18), (12, 16), (21, 17), (7, 12)):
-        enter(page, start, (end,))
-    wait_board(page, "b.cursor === '4'")
+    play_moves(page, ((22, 18), (12, 16), (21, 17), (7, 12)))
     page.select_option("#analysis-engine", PEDINA)
     page.select_option("#analysis-lines", "3")
     page.click("#btn-analyse")
@@ -360,9 +367,7 @@ def test_a_proven_win_is_shown_in_plies(page: Page) -> None:
 
 
 def test_a_pdn_saved_and_loaded_back_is_identical(page: Page, tmp_path: Path) -> None:
-    for start, end in ((21, 17), (10, 14), (17, 13), (9, 18), (22, 13)):
-        enter(page, start, (end,))
-    wait_board(page, "b.cursor === '5'")
+    play_moves(page, ((21, 17), (10, 14), (17, 13), (9, 18), (22, 13)))
     with page.expect_download() as saving:
         page.click("#btn-save")
     saved = tmp_path / "game.pdn"
@@ -703,9 +708,7 @@ def test_the_game_and_the_settings_survive_a_reload_and_leaving_a_running_game_a
         dialog.accept()
 
     page.on("dialog", answer)
-    for start, end in ((21, 17), (10, 14), (17, 13)):
-        enter(page, start, (end,))
-    wait_board(page, "b.cursor === '3'")
+    play_moves(page, ((21, 17), (10, 14), (17, 13)))
     page.click('#move-list button.mv[data-ply="2"]')
     wait_board(page, "b.cursor === '2'")
     page.click("#btn-flip")
