@@ -27,10 +27,11 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from pedina import Board, Position, read_game
+from pedina import Board, Position, read_game, read_games
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
+from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
@@ -313,6 +314,8 @@ def test_bad_messages_get_an_error_and_the_table_goes_on() -> None:
             '{"type": "watch", "white": 0, "black": 0, "time": {"kind": "clock", "minutes": 0, "increment": 0}}')
         assert "position must be a text" in await page.error('{"type": "setup", "position": ["/etc/passwd"]}')
         assert "cannot read the PDN" in await page.error('{"type": "load_pdn", "text": "1. 23-19 99-98 *"}')
+        assert "data must be a file's bytes in base64" in await page.error('{"type": "load_pdn", "data": "@@"}')
+        assert "data must be a text" in await page.error('{"type": "load_pdn", "data": 5}')
         assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
         assert "nothing to stop" in await page.error('{"type": "stop"}')
         assert "no game against an engine to resign" in await page.error('{"type": "resign"}')
@@ -438,6 +441,21 @@ def test_the_persons_flag_falls() -> None:
     run(body, [random_spec()])
 
 
+def test_a_game_lost_on_time_shows_no_time_left_and_cannot_be_taken_back() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="white",
+                        time={"kind": "clock", "minutes": 0, "increment": 2})
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        move = legal_choice(state)
+        await page.send(type="move", start=move["start"], path=move["path"])
+        state = await page.expect("state", lambda m: m["result"] is not None, timeout=20)
+        assert state["result"] == {"result": "0-1", "reason": "White lost on time"} and len(state["moves"]) == 2
+        assert state["clocks"]["white"] == 0.0 and state["clocks"]["running"] is None
+        assert state["clocks"]["black"] > 0 and not state["can"]["takeback"]
+        assert "White lost on time: start a new game" in await page.error('{"type": "takeback"}')
+    run(body, [random_spec()])
+
+
 def test_an_engine_that_hangs_on_a_clock_loses_on_time() -> None:
     async def body(page: FakePage) -> None:
         await page.send(type="new_game", mode="play", engine=0, colour="black",
@@ -445,6 +463,7 @@ def test_an_engine_that_hangs_on_a_clock_loses_on_time() -> None:
         state = await page.expect("state", lambda m: m["result"] is not None, timeout=20)
         assert state["result"]["result"] == "0-1"
         assert state["result"]["reason"].startswith("White lost on time (Hanging did not answer")
+        assert state["clocks"]["white"] == 0.0
     run(body, [random_spec("Hanging", mode="hang")])
 
 
@@ -599,3 +618,39 @@ def test_engines_end_with_the_server() -> None:
         for stream in (server.stdout, server.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_the_comments_of_each_games_main_line() -> None:
+    text = ('[Event "one"]\n{before the game} 1. 22-18 {+0.35/12 0.5s} {again} 10-14 (1... 11-15 {not kept})\n'
+            '; to the end of the line\n2. 23-19 *\n\n'
+            '[Event "two"]\n[White "A"]\n1. 21-17 {book 0.001s}\n[Event "three"]\n1. 22-18 1-0\n')
+    assert read_comments(text) == [["+0.35/12 0.5s again", "", ""], ["book 0.001s"], [""]]
+    assert len(read_comments(text)) == len(read_games(text))
+
+
+def test_the_score_a_comment_gives() -> None:
+    assert comment_score("+0.35/12 0.512s", white_moved=True, annotated=False) == (0, Score(35))
+    assert comment_score("+0.35/12 0.512s", white_moved=False, annotated=False) == (0, Score(-35))
+    assert comment_score("book +0.10/3", white_moved=False, annotated=False) == (0, Score(-10))
+    assert comment_score("-1.25/9", white_moved=False, annotated=True) == (1, Score(-125))
+    assert comment_score("+99.95/20 1.2s", white_moved=False, annotated=False) == (0, Score(-9995, PROVEN))
+    assert comment_score("book 0.001s", white_moved=True, annotated=False) is None
+    assert comment_score("a fine move, 3/4 of the time", white_moved=True, annotated=False) is None
+
+
+def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
+    async def body(page: FakePage) -> None:
+        kept = {"type": "restore", "start": "W:W21-32:B1-12", "moves": ["21-17", "10-14"],
+                "headers": {"White": "Player", "Black": "Random", "Event": "at home"},
+                "comments": ["", "-0.35/12 0.5s"], "result": "1-0", "reason": "Black resigns"}
+        await page.send(**kept)
+        state = await page.expect("state", lambda m: m["game"] > 0)
+        assert [move["hub"] for move in state["moves"]] == ["21-17", "10-14"] and state["mode"] == "free"
+        assert state["players"] == {"white": "Player", "black": "Random"}
+        assert state["result"] == {"result": "1-0", "reason": "Black resigns"}
+        assert state["comments"] == ["", "-0.35/12 0.5s"] and state["evals"][1] == {"white": 35, "result": 0, "text": "+0.35"}
+        assert "move 2: illegal move" in await page.error(json.dumps({**kept, "moves": ["21-17", "21-17"]}))
+        assert "its start" in await page.error(json.dumps({**kept, "start": "W:W33"}))
+        assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
+        assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
+    run(body, [random_spec()])

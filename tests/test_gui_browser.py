@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Dialog, FloatRect, Page, sync_playwright
 
 from pedina import Position, legal_moves, read_game
 
@@ -66,24 +66,40 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
+#: The screens a page is tried on: a desktop and a phone (``@pytest.mark.parametrize("page", SCREENS,
+#: indirect=True)``; a test that does not ask gets the desktop).
+SCREENS = ["1280x900", "390x844"]
+
+
 @pytest.fixture
-def page(server: str, browser: Browser) -> Iterator[Page]:
+def page(server: str, browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A fresh page on the server, connected, with no JavaScript error allowed."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    width, height = (int(side) for side in getattr(request, "param", SCREENS[0]).split("x"))
+    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
     tab.goto(server)
-    tab.wait_for_selector("#connection:text-is('connected')", timeout=WAIT)
-    tab.wait_for_selector('#board rect[data-square="32"]', timeout=WAIT)
+    wait_connected(tab)
     yield tab
     context.close()
     assert not errors, errors
 
 
+def wait_connected(page: Page) -> None:
+    page.wait_for_selector("#connection:text-is('connected')", timeout=WAIT)
+    page.wait_for_selector('#board rect[data-square="32"]', timeout=WAIT)
+
+
 def shot(page: Page, name: str) -> None:
+    """A screenshot, named with the page's width when it is not the desktop's (a phone's shows
+    the whole page, which is longer than its screen)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name))
+    size = page.viewport_size
+    phone = size is not None and size["width"] != 1280
+    if phone and size is not None:
+        name = name.replace(".png", f"-{size['width']}.png")
+    page.screenshot(path=str(SHOTS / name), full_page=phone)
 
 
 def board(page: Page, key: str) -> str:
@@ -216,6 +232,15 @@ def test_a_move_by_drag_and_drop(page: Page) -> None:
     assert page.inner_text("#move-list button.mv") == "23-19"
 
 
+def play_moves(page: Page, moves: tuple[tuple[int, int], ...]) -> None:
+    """Click simple moves in from the position shown, each once the server has played the one before
+    (a click before then is about the old position, and refused)."""
+    for start, end in moves:
+        ply = int(board(page, "cursor"))
+        enter(page, start, (end,))
+        wait_board(page, f"b.cursor === '{ply + 1}'")
+
+
 def start_game(page: Page, engine: str, colour: str, clock: tuple[int, int] | None = None,
                seconds: float = 0.1) -> None:
     page.click("#btn-new")
@@ -276,15 +301,13 @@ def test_take_back_and_resign(page: Page) -> None:
     assert board(page, "cursor") == "3"
     page.click("#btn-takeback")
     wait_board(page, "b.cursor === '1'")
-    page.click("#btn-resign")
+    resign(page)
     wait_board(page, "b.result === '1-0'")
     assert page.inner_text("#status") == "1-0 · White wins: Black resigns"
 
 
 def test_analysis_lines_appear_and_update_then_stop(page: Page) -> None:
-    for start, end in ((22, 18), (12, 16), (21, 17), (7, 12)):
-        enter(page, start, (end,))
-    wait_board(page, "b.cursor === '4'")
+    play_moves(page, ((22, 18), (12, 16), (21, 17), (7, 12)))
     page.select_option("#analysis-engine", PEDINA)
     page.select_option("#analysis-lines", "3")
     page.click("#btn-analyse")
@@ -344,9 +367,7 @@ def test_a_proven_win_is_shown_in_plies(page: Page) -> None:
 
 
 def test_a_pdn_saved_and_loaded_back_is_identical(page: Page, tmp_path: Path) -> None:
-    for start, end in ((21, 17), (10, 14), (17, 13), (9, 18), (22, 13)):
-        enter(page, start, (end,))
-    wait_board(page, "b.cursor === '5'")
+    play_moves(page, ((21, 17), (10, 14), (17, 13), (9, 18), (22, 13)))
     with page.expect_download() as saving:
         page.click("#btn-save")
     saved = tmp_path / "game.pdn"
@@ -496,3 +517,260 @@ def test_a_request_without_the_token_is_refused(server: str, browser: Browser) -
     response = stranger.goto(bare + "?token=guess")
     assert response is not None and response.status == 403
     stranger.close()
+
+
+def message(page: Page) -> str:
+    return page.inner_text("#message")
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_a_windows_1252_pdn_is_read_like_the_command_line_reads_it(page: Page, tmp_path: Path) -> None:
+    text = '[Event "Torneo di Cesenatico"]\n[White "José Müller"]\n[Black "Ægidius Çelik"]\n\n1. 22-18 10-14 *\n'
+    for name, data in (("checkerboard.pdn", text.encode("cp1252")), ("utf16.pdn", text.encode("utf-16")),
+                       ("bom.pdn", b"\xef\xbb\xbf" + text.encode())):
+        page.click("#btn-new")
+        page.check('input[name="new-mode"][value="free"]')
+        page.click("#new-start")
+        wait_board(page, "b.cursor === '0'")
+        path = tmp_path / name
+        path.write_bytes(data)
+        page.set_input_files("#file-pdn", str(path))
+        wait_board(page, "b.cursor === '2'")
+        assert page.inner_text("#player-bottom .name") == "White: José Müller", name
+        assert page.inner_text("#player-top .name") == "Black: Ægidius Çelik", name
+    shot(page, "pdn-cp1252.png")
+
+
+def new_free_game(page: Page) -> None:
+    page.click("#btn-new")
+    page.check('input[name="new-mode"][value="free"]')
+    page.click("#new-start")
+    wait_board(page, "b.mode === 'free' && b.cursor === '0'")
+
+
+def test_a_message_goes_with_the_game_it_is_about(page: Page, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.pdn"
+    empty.write_text("{only a comment}\n")
+    page.set_input_files("#file-pdn", str(empty))
+    page.wait_for_function("() => document.getElementById('message').textContent !== ''", timeout=WAIT)
+    assert message(page) == "no game found in the PDN text"
+    game = tmp_path / "game.pdn"
+    game.write_text('[White "Anna"]\n\n1. 22-18 10-14 2. 23-19 *\n')
+    page.set_input_files("#file-pdn", str(game))
+    wait_board(page, "b.cursor === '3'")
+    assert message(page) == ""
+    page.click("#btn-setup")
+    page.fill("#setup-text", "W:W21-33:B1-12")
+    page.click("#setup-paste")
+    page.wait_for_function("() => document.getElementById('setup-error').textContent !== ''", timeout=WAIT)
+    page.click("#setup-cancel")
+    assert message(page).startswith("impossible position")
+    new_free_game(page)
+    assert message(page) == ""
+    enter(page, 22, (18,))
+    wait_board(page, "b.cursor === '1'")
+    with page.expect_download():
+        page.click("#btn-save")
+    assert message(page) == "Game saved as PDN."
+    page.set_input_files("#file-pdn", str(game))
+    wait_board(page, "b.cursor === '3'")
+    assert message(page) == ""
+    shot(page, "message-cleared.png")
+
+
+def test_a_game_lost_on_time_shows_0_00_and_take_back_cannot_revive_it(page: Page) -> None:
+    start_game(page, RANDOM, "white", clock=(0, 3))
+    move = legal_moves(Position.start())[0]
+    enter(page, move.start, move.path)
+    wait_board(page, "b.result === '0-1'")
+    assert page.inner_text("#status") == "0-1 · Black wins: White lost on time"
+    assert board(page, "cursor") == "2"
+    assert page.inner_text("#player-bottom .clock") == "0:00.0"
+    assert page.is_disabled("#btn-takeback")
+    shot(page, "lost-on-time.png")
+
+
+def resign(page: Page) -> None:
+    """Resign, confirming it."""
+    page.click("#btn-resign")
+    assert page.inner_text("#btn-resign") == "Confirm resign?"
+    page.click("#btn-resign")
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_resigning_asks_for_a_confirmation(page: Page) -> None:
+    start_game(page, RANDOM, "black")
+    wait_my_turn(page, 0)
+    page.click("#btn-resign")
+    assert page.inner_text("#btn-resign") == "Confirm resign?"
+    shot(page, "resign-confirm.png")
+    # A message to the server and its answer: had the first click resigned, this state would say so.
+    page.keyboard.press("Home")
+    wait_board(page, "b.cursor === '0'")
+    assert board(page, "result") == ""
+    page.click("#player-top .name")                     # a click elsewhere takes the question back
+    assert page.inner_text("#btn-resign") == "Resign"
+    page.keyboard.press("End")
+    wait_board(page, "b.cursor === '1'")
+    resign(page)
+    wait_board(page, "b.result === '1-0'")
+    assert page.inner_text("#status") == "1-0 · White wins: Black resigns"
+
+
+def box(page: Page, selector: str) -> FloatRect:
+    found = page.locator(selector).bounding_box()
+    assert found is not None, selector
+    return found
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_the_set_up_dialog_fits_the_screen(page: Page) -> None:
+    page.click("#btn-setup")
+    size = page.viewport_size
+    assert size is not None
+    dialog = box(page, "#dlg-setup")
+    assert dialog["x"] >= 0 and dialog["x"] + dialog["width"] <= size["width"], dialog
+    assert dialog["y"] >= 0 and dialog["y"] + dialog["height"] <= size["height"], dialog
+    # Everything in it is inside it (nothing clipped), the buttons on the screen without scrolling.
+    for selector in ("#setup-text", "#setup-paste", "#editor-board", ".palette", "#setup-done", "#setup-cancel"):
+        inner = box(page, selector)
+        assert inner["x"] >= dialog["x"] and inner["x"] + inner["width"] <= dialog["x"] + dialog["width"], selector
+        assert inner["y"] + inner["height"] <= dialog["y"] + dialog["height"], selector
+    assert page.evaluate("() => { const d = document.getElementById('dlg-setup'); "
+                         "return d.scrollWidth <= d.clientWidth && d.scrollHeight <= d.clientHeight; }")
+    shot(page, "setup-dialog.png")
+    page.fill("#setup-text", "W:W21,22:B1,2")
+    page.click("#setup-paste")
+    wait_board(page, f"b.position === {json.dumps(Position.parse('W:W21,22:B1,2').hub())}")
+    assert not page.is_visible("#dlg-setup")
+
+
+MATCH_GAME = ('[Event "match"]\n[White "Pedina"]\n[Black "Other"]\n\n'
+              '1. 21-17 {book 0.001s} 10-14 {-0.35/12 0.512s} 2. 17-13 {+4.50/14 0.498s} 9x18\n'
+              '{-5.20/13 0.501s} 3. 22x13 {+0.10/12 0.4s} *\n')
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_a_games_comments_are_kept_and_its_scores_plotted(page: Page, tmp_path: Path) -> None:
+    match = tmp_path / "match.pdn"
+    match.write_text(MATCH_GAME)
+    page.set_input_files("#file-pdn", str(match))
+    wait_board(page, "b.cursor === '5'")
+    # Scores from the mover's view before its move: ply 1 Black's -0.35 is White's +0.35.
+    assert page.get_attribute("#graph", "data-points") == "4"
+    titles = page.locator("#graph circle title").evaluate_all("nodes => nodes.map(n => n.textContent)")
+    assert titles == ["position 1: +0.35", "position 2: +4.50", "position 3: +5.20", "position 4: +0.10"]
+    assert page.inner_text("#move-comment") == "+0.10/12 0.4s"
+    assert page.get_attribute('#move-list button.mv[data-ply="2"]', "title") == "-0.35/12 0.512s"
+    shot(page, "comments-graph.png")
+    with page.expect_download() as saving:
+        page.click("#btn-save")
+    saved = tmp_path / "saved.pdn"
+    saving.value.save_as(saved)
+    text = saved.read_text()
+    for comment in ("{book 0.001s}", "{-0.35/12 0.512s}", "{+4.50/14 0.498s}", "{-5.20/13 0.501s}", "{+0.10/12 0.4s}"):
+        assert comment in text, text
+    assert [move.hub() for move in read_game(text).board.moves] == ["21-17", "10-14", "17-13", "9x18x13",
+                                                                      "22x13x18"]
+
+
+def overlap(one: FloatRect, other: FloatRect) -> bool:
+    return (one["x"] < other["x"] + other["width"] and other["x"] < one["x"] + one["width"]
+            and one["y"] < other["y"] + other["height"] and other["y"] < one["y"] + one["height"])
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_the_graphs_labels_stay_clear_of_the_cursor_and_the_points(page: Page, tmp_path: Path) -> None:
+    match = tmp_path / "match.pdn"
+    match.write_text(MATCH_GAME)            # +4.50 and +5.20: points at the top edge
+    page.set_input_files("#file-pdn", str(match))
+    wait_board(page, "b.cursor === '5'")
+    for ply in ("0", "1", "3"):
+        page.click(f'#move-list button.mv[data-ply="{ply}"]') if ply != "0" else page.keyboard.press("Home")
+        wait_board(page, f"b.cursor === '{ply}'")
+        labels = [box(page, f"#graph text.graph-label >> nth={index}") for index in (0, 1)]
+        covers = [box(page, "#graph line.graph-cursor")] + [
+            box(page, f"#graph circle >> nth={index}") for index in range(4)]
+        assert not any(overlap(label, cover) for label in labels for cover in covers), (ply, labels, covers)
+    assert page.locator("#graph text.graph-label").evaluate_all("nodes => nodes.map(n => n.textContent)") == ["+4", "−4"]
+    # A click on the graph still goes to the position under it.
+    point = box(page, '#graph circle[data-ply="3"]')
+    page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    wait_board(page, "b.cursor === '3'")
+    shot(page, "graph-labels.png")
+
+
+def test_the_game_and_the_settings_survive_a_reload_and_leaving_a_running_game_asks(page: Page) -> None:
+    dialogs: list[str] = []
+
+    def answer(dialog: Dialog) -> None:
+        dialogs.append(dialog.type)
+        dialog.accept()
+
+    page.on("dialog", answer)
+    play_moves(page, ((21, 17), (10, 14), (17, 13)))
+    page.click('#move-list button.mv[data-ply="2"]')
+    wait_board(page, "b.cursor === '2'")
+    page.click("#btn-flip")
+    page.check("#opt-numbers")
+    page.select_option("#analysis-lines", "2")
+    page.reload()
+    wait_connected(page)
+    wait_board(page, "b.cursor === '2'")
+    assert dialogs == []                                   # an analysis board: nothing to lose
+    assert page.locator("#move-list button.mv").all_inner_texts() == ["21-17", "10-14", "17-13"]
+    assert page.inner_text("#message") == "The game was restored after the reload."
+    assert page.inner_text("#player-bottom .name").startswith("Black")   # still flipped
+    assert page.locator("#board text.sq-number").count() == 32
+    assert page.input_value("#analysis-lines") == "2"
+    # A game against the engine: leaving asks first, and the game comes back to go through.
+    start_game(page, RANDOM, "white", seconds=0.2)
+    enter(page, 22, (18,))
+    wait_my_turn(page, 0)
+    moves = page.locator("#move-list button.mv").all_inner_texts()
+    page.reload()
+    assert dialogs == ["beforeunload"]
+    wait_connected(page)
+    wait_board(page, f"b.cursor === '{len(moves)}'")
+    assert page.locator("#move-list button.mv").all_inner_texts() == moves
+    assert board(page, "mode") == "free" and page.inner_text("#player-top .name") == "Black: Random"
+    shot(page, "restored.png")
+
+
+def bar_share(page: Page) -> float:
+    return float(page.get_attribute("#eval-bar", "data-white") or "nan")
+
+
+@pytest.mark.parametrize("page", SCREENS, indirect=True)
+def test_the_evaluation_bar_shows_whites_share_of_the_shown_position(page: Page, tmp_path: Path) -> None:
+    board_box, bar = box(page, "#board"), box(page, "#eval-bar")
+    assert bar["x"] + bar["width"] <= board_box["x"] and bar["height"] == pytest.approx(board_box["height"], abs=2)
+    assert page.get_attribute("#eval-bar", "data-known") == "0" and bar_share(page) == 50
+    match = tmp_path / "match.pdn"
+    match.write_text(MATCH_GAME)
+    page.set_input_files("#file-pdn", str(match))
+    wait_board(page, "b.cursor === '5'")
+    assert page.get_attribute("#eval-bar", "data-known") == "0"    # no score after the last move
+    page.click('#move-list button.mv[data-ply="2"]')                # +4.50: White far ahead
+    wait_board(page, "b.cursor === '2'")
+    assert bar_share(page) > 90
+    white = box(page, "#eval-white")
+    bar = box(page, "#eval-bar")
+    assert white["y"] + white["height"] == pytest.approx(bar["y"] + bar["height"], abs=2)  # from White's side
+    assert white["height"] > 0.85 * bar["height"]
+    page.click('#move-list button.mv[data-ply="1"]')                # +0.35: a little
+    wait_board(page, "b.cursor === '1'")
+    assert 50 < bar_share(page) < 70
+    shot(page, "eval-bar-partial.png")
+    page.click("#btn-flip")                                        # White at the top: so is its share
+    white = box(page, "#eval-white")
+    assert white["y"] == pytest.approx(box(page, "#eval-bar")["y"], abs=2)
+    page.click("#btn-flip")
+    # The live analysis fills it: Black to move, a man down against four.
+    set_up(page, "B:W21,22,23,28:B1")
+    page.select_option("#analysis-engine", PEDINA)
+    page.click("#btn-analyse")
+    page.wait_for_function("() => Number(document.getElementById('eval-bar').dataset.white) > 90", timeout=WAIT)
+    shot(page, "eval-bar.png")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)

@@ -25,17 +25,21 @@ is reported to the page with its last lines, and its process is replaced at its 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import datetime
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
-from pedina.pdn import PdnError, PdnGame, read_games, write_game
+from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
+from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
 from pedina.scores import Score
 from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
@@ -63,10 +67,14 @@ DRAW_ACCEPT = 20
 MAX_PV = 24
 #: Most analysis lines (multi-PV) a page may ask for.
 MAX_LINES = 8
-#: Longest PDN text a page may send (characters).
+#: Longest PDN text a page may send (characters, or bytes of a file).
 MAX_PDN = 2_000_000
 #: Longest FEN or Hub text a page may send (characters).
 MAX_POSITION_TEXT = 400
+
+#: Most moves, and most tags, of a game the page restores after a reload.
+MAX_RESTORED_MOVES = 2000
+MAX_RESTORED_TAGS = 50
 
 #: PDN tags that :func:`pedina.write_game` writes from the game (start position and result).
 _GAME_RECORD_TAGS = ("GameType", "SetUp", "FEN", "Result")
@@ -102,6 +110,27 @@ def _text(message: Mapping[str, object], key: str, limit: int) -> str:
         raise BadMessage(f"{key} must be a text")
     if len(value) > limit:
         raise BadMessage(f"{key} is too long ({len(value)} characters, at most {limit})")
+    return value
+
+
+def _pdn_file(message: Mapping[str, object]) -> str:
+    """The text of the file whose bytes are ``data`` (base64): UTF-8 with or without a byte-order
+    mark, UTF-16, or Windows-1252, as :func:`pedina.pdn.decode_pdn` reads files."""
+    encoded = _text(message, "data", 4 * (MAX_PDN // 3 + 1))
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        raise BadMessage("data must be a file's bytes in base64") from None
+    if len(data) > MAX_PDN:
+        raise BadMessage(f"the file is too large ({len(data)} bytes, at most {MAX_PDN})")
+    return decode_pdn(data)
+
+
+def _texts(message: Mapping[str, object], key: str, limit: int) -> list[str]:
+    value = message.get(key)
+    if not isinstance(value, list) or len(value) > limit or not all(
+            isinstance(text, str) and len(text) <= MAX_POSITION_TEXT for text in value):
+        raise BadMessage(f"{key} must be a list of at most {limit} texts")
     return value
 
 
@@ -196,11 +225,13 @@ class Table:
         self.mode = FREE
         self.board = Board()
         self.texts: list[str] = []                      # PDN text of each move
+        self.comments: list[str] = []                   # a loaded game's PDN comment after each move
         self.evals: list[Score | None] = [None]        # per position: a search's score there, White's view
         self.clock_log: list[dict[bool, float | None]] = [{True: None, False: None}]  # clocks per position
         self.cursor = 0                                 # the position shown (0 = start)
         self.headers: dict[str, str] = {}               # PDN tags of a loaded game
         self.verdict: tuple[str, str] | None = None     # a result not by the rules: (result, reason)
+        self.flagged: bool | None = None                # the side whose time ran out (its clock shows 0)
         self.players: dict[bool, str] = {True: "?", False: "?"}
         self.human: bool | None = None                  # play: the person's side
         self.engines_of: dict[bool, int] = {}           # play and watch: the engine index of each side
@@ -217,7 +248,7 @@ class Table:
         self._lines_ply = 0                             # the position they are about
         self._stats: dict[str, object] = {}
         self._analysis_due: asyncio.TimerHandle | None = None
-        self.pdn_choices: list[PdnGame] = []
+        self.pdn_choices: list[tuple[PdnGame, list[str]]] = []  # a file's games, with their comments
         self._game_number = 0
         self._slots: dict[tuple[int, int], EngineSlot] = {}
         self._search: asyncio.Task[None] | None = None
@@ -230,7 +261,7 @@ class Table:
             "goto": self._on_goto, "takeback": self._on_takeback, "resign": self._on_resign,
             "draw": self._on_draw, "engine_move": self._on_engine_move, "analyse": self._on_analyse,
             "stop": self._on_stop, "setup": self._on_setup, "load_pdn": self._on_load_pdn,
-            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn}
+            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore}
 
     # -- entry points ----------------------------------------------------------------
 
@@ -246,8 +277,10 @@ class Table:
         ``colour``, ``time``, ``skill``), ``watch`` (``white``, ``black``, ``time``), ``move``
         (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
         ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``), ``stop``, ``setup``
-        (``position``: FEN or Hub text), ``load_pdn`` (``text``), ``pick_pdn`` (``index``),
-        ``save_pdn``.
+        (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
+        base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
+        ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
+        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game).
         """
         try:
             message = json.loads(text)
@@ -307,17 +340,18 @@ class Table:
     def _reset(self, board: Board) -> None:
         """A new game record: ``board`` with its moves, the cursor at its end, no verdict."""
         self.board = Board(board.start)
-        self.texts, self.evals = [], [None]
+        self.texts, self.comments, self.evals = [], [], [None]
         self.clock_log = [dict(self.clocks)]
         for move in board.moves:
             self._push(move)
         self.cursor = len(self.board.moves)
-        self.verdict = None
+        self.verdict = self.flagged = None
         self.failure = None
         self._game_number += 1
 
     def _push(self, move: Move) -> None:
         self.texts.append(self.board.pdn(move))
+        self.comments.append("")
         self.board.push(move)
         self.evals.append(None)
         self.clock_log.append(dict(self.clocks))
@@ -327,10 +361,11 @@ class Table:
         while len(self.board.moves) > plies:
             self.board.pop()
             self.texts.pop()
+            self.comments.pop()
             self.evals.pop()
             self.clock_log.pop()
         self.cursor = min(self.cursor, plies)
-        self.verdict = None
+        self.verdict = self.flagged = None
 
     def _person_may_move(self) -> str | None:
         """``None`` when the page may enter a move in the position shown, else why not."""
@@ -456,6 +491,7 @@ class Table:
             return
         self._flag_timer = None
         self.verdict = ("0-1" if self.human else "1-0", f"{side_name(self.human)} lost on time")
+        self.flagged = self.human
         self._push_state()
 
     async def _engine_move(self, generation: int, slot: EngineSlot) -> None:
@@ -524,6 +560,7 @@ class Table:
         self._search = self._search_slot = None
         self.thinking = None
         self.verdict = ("0-1" if white else "1-0", f"{side_name(white)} lost on time ({detail})")
+        self.flagged = white
         if self.mode == WATCH:
             self.mode = FREE
         self._push_state()
@@ -594,8 +631,8 @@ class Table:
         running = None
         if not over and (self.thinking is not None or (self.mode == PLAY and white == self.human)):
             running = _side_key(white)
-        left = {side: self._available(side) if running else (self.clocks[side] or 0.0) + self.tc.inc
-                for side in (True, False)}
+        left = {side: 0.0 if side == self.flagged else self._available(side) if running
+                else (self.clocks[side] or 0.0) + self.tc.inc for side in (True, False)}
         return {"white": left[True], "black": left[False], "running": running}
 
     def state(self) -> dict[str, object]:
@@ -606,18 +643,19 @@ class Table:
         shown = self.board.moves[:self.cursor]
         last = move_json(shown[-1], self.texts[self.cursor - 1]) if shown else None
         may_take_back = bool(self.board.moves) and (
-            self.mode == FREE or (self.mode == PLAY and any(
+            self.mode == FREE or (self.mode == PLAY and self.flagged is None and any(
                 self.board.positions[ply].white_to_move == self.human for ply in range(len(self.board.moves)))))
         playing = self.mode == PLAY and result is None
         return {
             "type": "state", "mode": self.mode, "position": position.hub(), "fen": position.fen(),
             "white_to_move": position.white_to_move, "cursor": self.cursor,
-            "start_fen": self.board.start.fen(),
+            "start_fen": self.board.start.fen(), "game": self._game_number,
             "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
+            "comments": self.comments,
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
-            "players": {"white": self.players[True], "black": self.players[False]},
+            "players": {"white": self.players[True], "black": self.players[False]}, "headers": self.headers,
             "human": None if self.human is None or self.mode != PLAY else _side_key(self.human),
             "clocks": self._clocks_json(),
             "thinking": None if self.thinking is None else _side_key(self.thinking),
@@ -738,6 +776,9 @@ class Table:
             raise BadMessage("stop the engines first")
         if not self.board.moves:
             raise BadMessage("there is no move to take back")
+        if self.mode == PLAY and self.flagged is not None:
+            raise BadMessage(f"{side_name(self.flagged)} lost on time: start a new game (a take back "
+                             "cannot give time back)")
         plies = len(self.board.moves) - 1
         if self.mode == PLAY:
             mine = [ply for ply in range(len(self.board.moves))
@@ -842,36 +883,69 @@ class Table:
         self._reset(board)
 
     async def _on_load_pdn(self, message: Mapping[str, object]) -> None:
-        text = _text(message, "text", MAX_PDN)
+        text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
         try:
             games = read_games(text)
+            comments = read_comments(text)
         except PdnError as error:
             raise BadMessage(f"cannot read the PDN: {error}") from None
         if not games:
             raise BadMessage("no game found in the PDN text")
+        if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
+            comments = []
+        mine = [comments[game.number - 1] if comments else [] for game in games]
         if len(games) == 1:
-            await self._load(games[0])
+            await self._load(games[0], mine[0])
             return
-        self.pdn_choices = games
+        self.pdn_choices = list(zip(games, mine))
         self._send({"type": "pdn_games", "games": [_game_label(number, game)
                                                     for number, game in enumerate(games, start=1)]})
 
     async def _on_pick_pdn(self, message: Mapping[str, object]) -> None:
         if not self.pdn_choices:
             raise BadMessage("no PDN file with several games was loaded")
-        await self._load(self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
+        await self._load(*self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
 
-    async def _load(self, game: PdnGame) -> None:
+    async def _load(self, game: PdnGame, comments: list[str]) -> None:
+        """Show ``game``, with the ``comments`` after its moves and the scores they give."""
         await self._halt()
         self.pdn_choices = []
         # write_game sets these from the game itself when it is saved again.
         tags = {name: value for name, value in game.headers.items() if name not in _GAME_RECORD_TAGS}
         self._free_game(game.board, tags)
+        if len(comments) == len(self.comments):
+            self.comments = comments
+            for ply, comment in enumerate(comments):
+                found = comment_score(comment, self.board.positions[ply].white_to_move, "Annotator" in tags)
+                if found is not None:
+                    self.evals[ply + found[0]] = found[1]
         outcome = self.board.outcome()
         if game.result != "*" and (outcome is None or outcome.result() != game.result):
             self.verdict = (game.result, game.headers.get("Termination") or "the result recorded in the PDN")
         self._schedule()
         self._push_state()
+
+    async def _on_restore(self, message: Mapping[str, object]) -> None:
+        try:
+            board = Board(Position.parse(_text(message, "start", MAX_POSITION_TEXT)))
+        except PositionError as error:
+            raise BadMessage(f"cannot restore the game: its start: {error}") from None
+        moves = _texts(message, "moves", MAX_RESTORED_MOVES)
+        for number, text in enumerate(moves, start=1):
+            try:
+                board.push(board.parse_move(text))
+            except MoveError as error:
+                raise BadMessage(f"cannot restore the game: move {number}: {error}") from None
+        headers = message.get("headers")
+        if not isinstance(headers, dict) or len(headers) > MAX_RESTORED_TAGS or not all(
+                isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_]+", name) and isinstance(value, str)
+                and len(value) <= MAX_POSITION_TEXT for name, value in headers.items()):
+            raise BadMessage(f"headers must be at most {MAX_RESTORED_TAGS} PDN tags")
+        result = _choice(message, "result", RESULTS)
+        if result != "*":
+            headers = {**headers, "Termination": _text(message, "reason", MAX_POSITION_TEXT)}
+        comments = _texts(message, "comments", MAX_RESTORED_MOVES)
+        await self._load(PdnGame(headers, board, result), comments)
 
     async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
         headers = dict(self.headers)
@@ -879,7 +953,8 @@ class Table:
         headers.setdefault("Date", datetime.date.today().strftime("%Y.%m.%d"))
         headers["White"], headers["Black"] = self.players[True], self.players[False]
         result = self.result()
-        text = write_game(self.board, headers, result[0] if result else "*")
+        notes = [MoveNote(comment=comment) if comment else None for comment in self.comments]
+        text = write_game(self.board, headers, result[0] if result else "*", notes)
         self._send({"type": "pdn", "text": text})
 
 

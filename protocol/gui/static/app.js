@@ -7,6 +7,11 @@
   const SVG = "http://www.w3.org/2000/svg";
   const CELL = 100;            // board units per square (the board is 800 x 800)
   const GRAPH_LIMIT = 4;       // the evaluation graph is clipped at +-4 men
+  // The graph's box (SVG units): the +-4 labels have the margin left of the plot to themselves,
+  // where neither the cursor line nor a point can cover them.
+  const GRAPH = {width: 400, height: 140, pad: 8, left: 26};
+  const EVAL_BAR_SCALE = 150;  // hundredths of a man: a man ahead is about two thirds of the bar
+  const MAX_PDN_BYTES = 2000000;  // the server's MAX_PDN
 
   const $ = (id) => document.getElementById(id);
 
@@ -20,6 +25,11 @@
   let drag = null;             // {square, x, y, moved, selectedNow}
   let clockBase = 0;           // performance.now() when the clocks in the state were read
   let setupPending = false;
+  let resignAsked = false;     // Resign was clicked once: the next click confirms it
+  // The game and the settings survive a reload in the browser's storage; the game comes back
+  // as a loaded one (the engines do not play on). Until the server has it, nothing is stored.
+  const GAME_KEY = "pedina-gui-game", SETTINGS_KEY = "pedina-gui-settings";
+  let kept = stored(GAME_KEY);
   let editor = "W" + "e".repeat(32);
 
   // -- squares and geometry ---------------------------------------------------------
@@ -345,7 +355,10 @@
   function renderButtons() {
     const can = state.can;
     $("btn-takeback").disabled = !can.takeback;
+    if (!can.resign) resignAsked = false;
     $("btn-resign").disabled = !can.resign;
+    $("btn-resign").textContent = resignAsked ? "Confirm resign?" : "Resign";
+    $("btn-resign").classList.toggle("confirm", resignAsked);
     $("btn-draw").disabled = !can.draw;
     $("btn-retry").hidden = !can.engine_move;
     $("btn-move-now").hidden = !(state.mode === "play" && state.thinking);
@@ -376,6 +389,7 @@
           cell.className = "mv" + (state.cursor === ply + 1 ? " current" : "");
           cell.textContent = moves[ply].text;
           cell.dataset.ply = String(ply + 1);
+          if (state.comments[ply]) cell.title = state.comments[ply];
           cell.addEventListener("click", () => goto(ply + 1));
         } else {
           cell.textContent = ply < 0 ? "…" : "";
@@ -389,6 +403,7 @@
       result.textContent = state.result.result;
       list.appendChild(result);
     }
+    $("move-comment").textContent = state.cursor ? state.comments[state.cursor - 1] : "";
     const current = list.querySelector(".current");
     if (current) current.scrollIntoView({block: "nearest"});
   }
@@ -402,15 +417,15 @@
     const svg = $("graph");
     svg.replaceChildren();
     const evals = state.evals;
-    const width = 400, height = 140, pad = 8;
+    const {width, height, pad} = GRAPH;
     const count = Math.max(evals.length - 1, 1);
-    const x = (ply) => pad + (width - 2 * pad) * ply / count;
+    const x = (ply) => GRAPH.left + (width - GRAPH.left - pad) * ply / count;
     const y = (score) => {
       const men = score.result ? score.result * GRAPH_LIMIT : score.white / 100;
       const clipped = Math.max(-GRAPH_LIMIT, Math.min(GRAPH_LIMIT, men));
       return height / 2 - (height / 2 - pad) * clipped / GRAPH_LIMIT;
     };
-    el("line", {x1: 0, x2: width, y1: height / 2, y2: height / 2, class: "graph-zero"}, svg);
+    el("line", {x1: GRAPH.left - 4, x2: width, y1: height / 2, y2: height / 2, class: "graph-zero"}, svg);
     const known = evals.map((score, ply) => [ply, score]).filter(([, score]) => score);
     if (known.length) {
       const points = known.map(([ply, score]) => `${x(ply).toFixed(1)},${y(score).toFixed(1)}`);
@@ -424,11 +439,30 @@
       }
     }
     el("line", {x1: x(state.cursor), x2: x(state.cursor), y1: 0, y2: height, class: "graph-cursor"}, svg);
-    const top = el("text", {x: 4, y: 12, class: "graph-label"}, svg);
+    const top = el("text", {x: 3, y: pad + 4, class: "graph-label"}, svg);
     top.textContent = `+${GRAPH_LIMIT}`;
-    const bottom = el("text", {x: 4, y: height - 4, class: "graph-label"}, svg);
+    const bottom = el("text", {x: 3, y: height - pad + 4, class: "graph-label"}, svg);
     bottom.textContent = `−${GRAPH_LIMIT}`;
     svg.dataset.points = String(known.length);
+  }
+
+  // White's share of the evaluation bar for a score (White's view): a proven win fills it, and a
+  // man ahead gives about two thirds, as a player would rate the chances.
+  function whiteShare(score) {
+    if (!score) return 0.5;
+    if (score.result) return score.result > 0 ? 1 : 0;
+    return 1 / (1 + Math.exp(-score.white / EVAL_BAR_SCALE));
+  }
+
+  function renderEvalBar() {
+    const score = state.evals[state.cursor] || null;
+    const share = whiteShare(score);
+    const bar = $("eval-bar");
+    bar.classList.toggle("flipped", flipped);
+    bar.dataset.known = score ? "1" : "0";
+    bar.dataset.white = (100 * share).toFixed(1);
+    bar.title = score ? `${scoreText(score)} (White's view)` : "No score for this position yet";
+    $("eval-white").style.height = `${(100 * share).toFixed(1)}%`;
   }
 
   function renderAnalysis() {
@@ -487,6 +521,9 @@
         select.appendChild(option);
       }
       if (chosen) select.value = chosen;
+      else if (select.dataset.kept && engines.some((engine) => String(engine.index) === select.dataset.kept)) {
+        select.value = select.dataset.kept;
+      }
     }
     if ($("watch-black").value === "0" && engines.length > 1 && !$("watch-black").dataset.touched) $("watch-black").value = "1";
     renderSkill();
@@ -516,6 +553,7 @@
     renderButtons();
     renderMoves();
     renderGraph();
+    renderEvalBar();
     renderAnalysis();
     $("fen").textContent = state.fen;
   }
@@ -536,6 +574,50 @@
     send({type: "goto", ply: Math.max(0, Math.min(state.moves.length, ply))});
   }
 
+  function stored(key) {
+    try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (error) { return null; }
+  }
+
+  function store(key, value) {
+    try { localStorage.setItem(key, JSON.stringify(value)); } catch (error) { /* full or refused: not kept */ }
+  }
+
+  function keepGame() {
+    const players = {White: state.players.white, Black: state.players.black};
+    store(GAME_KEY, {start: state.start_fen, moves: state.moves.map((move) => move.hub), cursor: state.cursor,
+                     headers: Object.assign({}, state.headers, players), comments: state.comments,
+                     result: state.result ? state.result.result : "*",
+                     reason: state.result ? state.result.reason : ""});
+  }
+
+  function keepSettings() {
+    store(SETTINGS_KEY, {flipped: flipped, numbers: $("opt-numbers").checked,
+                         engine: $("analysis-engine").value, lines: $("analysis-lines").value});
+  }
+
+  function restoreSettings() {
+    const settings = stored(SETTINGS_KEY);
+    if (!settings) return;
+    flipped = Boolean(settings.flipped);
+    $("opt-numbers").checked = Boolean(settings.numbers);
+    if (settings.lines) $("analysis-lines").value = settings.lines;
+    if (settings.engine) $("analysis-engine").dataset.kept = settings.engine;
+  }
+
+  // Ask the server for the kept game, if there is one worth having (more than the fresh game ``fresh``).
+  function restoreGame(fresh) {
+    const game = kept;
+    if (!game || !Array.isArray(game.moves) || (!game.moves.length && game.start === fresh.start_fen)) {
+      kept = null;
+      return;
+    }
+    send({type: "restore", start: game.start, moves: game.moves, headers: game.headers || {},
+          comments: game.comments || [], result: game.result || "*", reason: game.reason || ""});
+    send({type: "goto", ply: Math.min(Number(game.cursor) || 0, game.moves.length)});
+  }
+
+  function gameKey(shown) { return `${shown.game}/${shown.moves.length}`; }
+
   function receive(message) {
     switch (message.type) {
       case "welcome":
@@ -547,7 +629,13 @@
         renderEngines();
         break;
       case "state":
+        // A message is about the game as it was: another game, or a move more or less, ends it.
+        if (state && gameKey(state) !== gameKey(message)) say("");
+        // The fresh game of the connection comes first; the kept one (a new game number) next.
+        if (kept && !state) restoreGame(message);
         state = message;
+        if (kept && state.game > 0) { kept = null; say("The game was restored after the reload."); }
+        if (!kept) keepGame();
         clockBase = performance.now();
         if (entry && !state.legal.some((move) => move.start === entry.start)) entry = null;
         if (analysis && analysis.ply !== state.cursor) analysis = null;
@@ -556,10 +644,11 @@
         break;
       case "analysis":
         analysis = message;
-        if (state) { state.evals = message.evals; renderGraph(); render(); }
+        if (state) { state.evals = message.evals; renderGraph(); renderEvalBar(); render(); }
         renderAnalysis();
         break;
       case "error":
+        kept = null;  // a kept game the server refused is dropped
         if (setupPending) {
           setupPending = false;
           $("setup-error").textContent = message.message;
@@ -599,6 +688,14 @@
   }
 
   // -- files ---------------------------------------------------------------------------
+
+  function base64(bytes) {
+    const chunks = [];
+    for (let at = 0; at < bytes.length; at += 0x8000) {
+      chunks.push(String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000)));
+    }
+    return btoa(chunks.join(""));
+  }
 
   function download(text) {
     const blob = new Blob([text], {type: "application/x-pdn"});
@@ -649,6 +746,7 @@
       message.time = timeOf("new");
       if (!$("new-skill-label").hidden) message.skill = Number($("new-skill").value);
       flipped = message.colour === "black";
+      keepSettings();
     }
     entry = null;
     analysis = null;
@@ -741,10 +839,24 @@
     });
     board.addEventListener("pointercancel", () => { drag = null; render(); });
 
-    $("btn-flip").addEventListener("click", () => { flipped = !flipped; renderAll(); });
-    $("opt-numbers").addEventListener("change", () => render());
+    $("btn-flip").addEventListener("click", () => { flipped = !flipped; keepSettings(); renderAll(); });
+    $("opt-numbers").addEventListener("change", () => { keepSettings(); render(); });
+    window.addEventListener("beforeunload", (event) => {
+      if (state && !state.result && (state.mode === "play" || state.mode === "watch")) {
+        event.preventDefault();
+        event.returnValue = "";  // a game against the clock or the engines is running: ask first
+      }
+    });
     $("btn-takeback").addEventListener("click", () => { entry = null; send({type: "takeback"}); });
-    $("btn-resign").addEventListener("click", () => send({type: "resign"}));
+    $("btn-resign").addEventListener("click", () => {
+      if (resignAsked) send({type: "resign"});
+      resignAsked = !resignAsked;
+      renderButtons();
+    });
+    // A click anywhere else, or Escape, takes the question back.
+    document.addEventListener("click", (event) => {
+      if (resignAsked && event.target !== $("btn-resign")) { resignAsked = false; renderButtons(); }
+    }, true);
     $("btn-draw").addEventListener("click", () => send({type: "draw"}));
     $("btn-retry").addEventListener("click", () => send({type: "engine_move"}));
     $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
@@ -755,6 +867,7 @@
     });
     for (const id of ["analysis-engine", "analysis-lines"]) {
       $(id).addEventListener("change", () => {
+        keepSettings();
         renderSkill();
         if (state && state.analysing) {
           send({type: "analyse", on: true, engine: Number($("analysis-engine").value),
@@ -773,12 +886,13 @@
       const keys = {ArrowLeft: state.cursor - 1, ArrowRight: state.cursor + 1, Home: 0, End: state.moves.length};
       if (event.key in keys) { event.preventDefault(); goto(keys[event.key]); }
       if (event.key === "Escape" && entry) { entry = null; render(); }
+      if (event.key === "Escape" && resignAsked) { resignAsked = false; renderButtons(); }
     });
     $("graph").addEventListener("click", (event) => {
       if (!state) return;
       const point = svgPoint($("graph"), event);
       const count = Math.max(state.evals.length - 1, 1);
-      goto(Math.round((point.x - 8) / (400 - 16) * count));
+      goto(Math.round((point.x - GRAPH.left) / (GRAPH.width - GRAPH.left - GRAPH.pad) * count));
     });
 
     $("btn-new").addEventListener("click", () => { renderSkill(); $("dlg-new").showModal(); });
@@ -823,11 +937,12 @@
       const file = $("file-pdn").files[0];
       $("file-pdn").value = "";
       if (!file) return;
-      if (file.size > 2000000) { say(`${file.name} is too large for a PDN file (${file.size} bytes).`, true); return; }
-      file.text().then((text) => {
+      if (file.size > MAX_PDN_BYTES) { say(`${file.name} is too large for a PDN file (${file.size} bytes).`, true); return; }
+      // The bytes go to the server, which decodes them as the command line does (Windows-1252 too).
+      file.arrayBuffer().then((buffer) => {
         entry = null;
         analysis = null;
-        send({type: "load_pdn", text: text});
+        send({type: "load_pdn", data: base64(new Uint8Array(buffer))});
       }, (error) => say(`Cannot read ${file.name}: ${error}`, true));
     });
     $("pdn-load").addEventListener("click", () => {
@@ -840,6 +955,7 @@
     setInterval(renderClocks, 100);
   }
 
+  restoreSettings();
   wire();
   connect();
 })();
