@@ -228,7 +228,8 @@ def test_engine_options_parse_like_the_match_runner() -> None:
     runner = CliRunner()
     for args, error in ((["--engine", "cmd=x", "st=1"], "the time is chosen in the page"),
                         (["--engine", "cmd=a", "name=A", "--engine", "cmd=b", "name=A"], "two engines are named 'A'"),
-                        (["--engine", "name=A"], "no cmd= given"),
+                        (["--engine", "name=A"], "no cmd= or dxp= given"),
+                        (["--engine", "dxp=127.0.0.1:27531"], "the page drives Hub engines"),
                         (["--engine", "cmd=x", "colour=red"], "unknown engine setting 'colour'")):
         result = runner.invoke(main, ["gui", *args])
         assert result.exit_code == 1 and error in result.output, result.output

@@ -43,7 +43,11 @@ def gui_engines(values: tuple[str, ...]) -> list[EngineSpec]:
         if timed:
             raise MatchError(f"--engine {timed[0]}=...: the time is chosen in the page, not per engine")
         # engine_spec needs some time control; the page's choice replaces it at every move.
-        specs.append(engine_spec(pairs, {}, TimeControl(move_time=1.0), number))
+        spec = engine_spec(pairs, {}, TimeControl(move_time=1.0), number)
+        if spec.dxp is not None:
+            raise MatchError(f"engine {number}: the page drives Hub engines (cmd=) only; a DXP engine (dxp=) "
+                             "plays in pedina match")
+        specs.append(spec)
     names = [spec.name for spec in specs]
     for name in names:
         if names.count(name) > 1:
