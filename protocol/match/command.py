@@ -9,6 +9,8 @@ from contextlib import ExitStack
 
 import click
 
+from pedina.protocol.cli import FiniteRange
+
 from pedina.protocol.match.cluster import ClusterVenue, check_cluster_engines, cluster_client
 from pedina.protocol.match.console import Console, clock_text
 from pedina.protocol.match.game import DrawRule, ResignRule, Settings, TimeControl
@@ -38,12 +40,12 @@ from pedina.protocol.plotting import check_plot_path
 @click.option("--tc", metavar="[MOVES/]SECONDS+INC",
               help="Clock per engine, SECONDS+INCREMENT (increment credited before each move); with MOVES/, "
                    "SECONDS for every MOVES moves (40/60+1).")
-@click.option("--st", type=click.FloatRange(0, min_open=True), help="Seconds per move.")
+@click.option("--st", type=FiniteRange(0, min_open=True), help="Seconds per move.")
 @click.option("--depth", type=click.IntRange(1), help="Fixed search depth.")
 @click.option("--nodes", type=click.IntRange(1), help="Fixed node count.")
-@click.option("--timemargin", type=click.FloatRange(0), default=0.2, show_default=True,
+@click.option("--timemargin", type=FiniteRange(0), default=0.2, show_default=True,
               help="Seconds a move may overrun its time before it loses.")
-@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=60.0, show_default=True,
+@click.option("--timeout", type=FiniteRange(0, min_open=True), default=60.0, show_default=True,
               help="Seconds to wait for an engine's answer when no clock bounds it (start-up, depth, nodes).")
 @click.option("--maxplies", type=click.IntRange(1), help="Adjudicate a draw after this many plies.")
 @click.option("--draw", "draw_text", metavar="movenumber=N movecount=N score=N",
@@ -82,6 +84,8 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
                    --engine cmd="pedina hub" name=skill10 option.skill=10 \\
                    --st 0.1 --games 100 --shuffle --concurrency 2 --pdnout games.pdn
     """
+    if tc is not None and st is not None:
+        raise MatchError("give --tc (a clock) or --st (a time a move), not both")
     base, inc, moves = parse_tc(tc) if tc else (None, 0.0, None)
     default_tc = TimeControl(base, inc, st, depth, nodes, moves)
     common = parse_pairs(each, "--each")
