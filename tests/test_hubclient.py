@@ -10,6 +10,7 @@ import pytest
 
 from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubClient,
                                 parse_score, seconds_text, split_line)
+from timing import allowed
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 START = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
@@ -72,7 +73,7 @@ def test_silent_engine_times_out() -> None:
         started = time.monotonic()
         with pytest.raises(EngineTimeout, match="no answer"):
             engine.go(START, [], {"depth": 1}, timeout=0.3)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 0.3 + allowed(0.3)  # the engine hangs forever: not waited for
     assert engine.process.poll() is not None  # closed: the process is gone
 
 
