@@ -318,11 +318,13 @@ def test_go_think_at_each_level_form_answers_one_legal_done_in_time(hub: Hub, le
     board = Board()
     for text in ("23-19", "10-14"):
         board.push_text(text)
-    done, elapsed = hub.go(board, level)
+    done, _ = hub.go(board, level)
     done_moves(board, done)
     if bound is not None:
-        # the bound of the level, plus process and terminal latency
-        assert elapsed <= bound + 0.25, f"{level}: done after {elapsed:.3f} s"
+        # The bound of the level on the engine's own clock (its log), plus its reading and
+        # writing of the lines: 50 ms on an idle machine, allowed for load.
+        elapsed = hub.logged_latency("go", "done")
+        assert elapsed <= bound + allowed(0.05), f"{level}: done after {elapsed:.3f} s"
     hub.send("ping")
     lines = hub.lines_until("pong")
     assert not any(line.startswith("done") for line in lines[:-1]), "exactly one done per go"

@@ -494,7 +494,7 @@ def test_a_clock_that_started_before_the_search_counts_against_it() -> None:
         finished.set()
 
     searcher.start(Board(), Limits(move_time=1.0), None, on_done, time.perf_counter() - 5.0)
-    assert finished.wait(5.0)
+    assert finished.wait(HANG)
     result = done[0]
     assert result is not None and result.best in Board().legal_moves() and result.depth <= 1
     # By default, the clock starts with the search: it is not spent at once. (The search stops
@@ -526,7 +526,7 @@ def test_stop_sent_right_after_start_is_not_lost() -> None:
         thread = searcher.start(Board(), Limits(infinite=True), None,
                                 lambda result, error: results.append(result))
         searcher.stop()
-        thread.join(1.0)
+        thread.join(HANG)
         assert not thread.is_alive()
     assert len(results) == 5 and all(r is not None and r.best is not None for r in results)
 
@@ -536,5 +536,5 @@ def test_ponder_hit_sent_right_after_start_puts_the_search_on_the_clock() -> Non
     done = threading.Event()
     thread = searcher.start(Board(), Limits(ponder=True, move_time=0.1), None, lambda result, error: done.set())
     searcher.ponder_hit()
-    assert done.wait(2.0), "a ponder-hit sent before the thread ran was lost"
-    thread.join(1.0)
+    assert done.wait(HANG), "a ponder-hit sent before the thread ran was lost"
+    thread.join(HANG)
