@@ -530,7 +530,10 @@ def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength
 def _children(pid: int) -> set[int]:
     found: set[int] = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found.update(int(child) for child in (task / "children").read_text().split())
+        try:
+            found.update(int(child) for child in (task / "children").read_text().split())
+        except FileNotFoundError:  # a thread that ended while the tasks were listed
+            continue
     return found
 
 
