@@ -15,6 +15,7 @@ from pedina import Board
 from pedina.search import Info, Result, search_thread
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
+from timing import HANG
 
 #: A stub's settings when it is given none: a small table, and no endgame tables to open.
 STUB_SETTINGS = EngineSettings(hash_mb=1, egdb_path="")
@@ -57,3 +58,62 @@ class ScriptedSearcher:
         """The search's behaviour: by default, the first legal move at once."""
         move = board.legal_moves()[0]
         return Result(move, None, 0, 1, 1, 0.0, [move])
+
+
+class HeldSearcher(ScriptedSearcher):
+    """A base for stubs deaf to their limits and to ``stop``: a search that calls :meth:`hold`
+    stays there until the test calls :meth:`release`, so a test decides when a stuck search
+    ends instead of sleeping until it has (and a late result cannot slip in early on a
+    slow machine). A hold never outlasts :data:`timing.HANG`, so a failed test leaves no
+    thread behind for long."""
+
+    _changed = threading.Condition()
+    _holds: list[threading.Event] = []     # one a search that reached hold(), set to release it
+    _returns: list[threading.Event] = []   # one a search started, set once its on_done has returned
+
+    def start(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None,
+              on_done: Callable[[Result | None, Exception | None], None],
+              clock_from: float | None = None) -> threading.Thread:
+        returned = threading.Event()
+        with HeldSearcher._changed:
+            HeldSearcher._returns.append(returned)
+
+        def done(result: Result | None, error: Exception | None) -> None:
+            try:
+                on_done(result, error)
+            finally:
+                returned.set()
+        return super().start(board, limits, on_info, done, clock_from)
+
+    def hold(self) -> None:
+        """Block this search until :meth:`release`."""
+        released = threading.Event()
+        with HeldSearcher._changed:
+            HeldSearcher._holds.append(released)
+            HeldSearcher._changed.notify_all()
+        released.wait(HANG)
+
+    @staticmethod
+    def held() -> int:
+        """How many searches have reached :meth:`hold` since the last :meth:`release`."""
+        with HeldSearcher._changed:
+            return len(HeldSearcher._holds)
+
+    @staticmethod
+    def wait_held(count: int) -> None:
+        """Wait until ``count`` searches have reached :meth:`hold` since the last :meth:`release`."""
+        with HeldSearcher._changed:
+            assert HeldSearcher._changed.wait_for(lambda: len(HeldSearcher._holds) >= count, HANG), \
+                f"{len(HeldSearcher._holds)} searches held, not {count}"
+
+    @staticmethod
+    def release() -> None:
+        """Let every search started so far return (once each has reached :meth:`hold`), and wait
+        until each one's ``on_done`` has returned: whatever a late result does, it has done."""
+        with HeldSearcher._changed:
+            HeldSearcher._changed.wait_for(lambda: len(HeldSearcher._holds) >= len(HeldSearcher._returns), HANG)
+            holds, returns = HeldSearcher._holds, HeldSearcher._returns
+            HeldSearcher._holds, HeldSearcher._returns = [], []
+        for released in holds:
+            released.set()
+        assert all(returned.wait(HANG) for returned in returns), "a released search did not return"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import draughts
@@ -16,6 +18,7 @@ from draughts.PDN import PDNReader
 
 from pedina import Board, Position
 from pedina.pdn import read_game, read_games, write_game
+from timing import HANG
 
 PEDINA = shutil.which("pedina")
 
@@ -37,6 +40,24 @@ def terminal_sigint() -> None:
     """In the child: Ctrl-C's default handling, as a terminal gives it (a test run in the
     background starts with SIGINT ignored, and children inherit that)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def read_terminal_until(terminal: int, pattern: re.Pattern[str] | None) -> str:
+    """What a child writes to the pseudo-terminal ``terminal`` until it shows ``pattern``
+    (``None``: until the child has closed it)."""
+    text = ""
+    while pattern is None or not pattern.search(text):
+        ready, _, _ = select.select([terminal], [], [], HANG)
+        assert ready, f"nothing on the terminal within {HANG} s after {text!r}"
+        try:
+            data = os.read(terminal, 4096)
+        except OSError:  # EIO: every end of the terminal's other side is closed
+            data = b""
+        if not data:
+            assert pattern is None, f"the terminal closed before {pattern.pattern!r}: {text!r}"
+            return text
+        text += data.decode("utf-8", "replace")
+    return text
 
 
 def blunder_board() -> Board:
@@ -139,13 +160,19 @@ def test_an_interrupted_analysis_keeps_what_it_finished(tmp_path: Path, signum: 
     assert PEDINA is not None
     path = game_file(tmp_path, blunder_board())
     annotated = tmp_path / "annotated.pdn"
+    # stderr on a terminal, where the command shows its progress: the signal goes once two
+    # positions are analysed, however long the machine takes to get there.
+    terminal, stderr = pty.openpty()
     child = subprocess.Popen([PEDINA, "analyze", str(path), "--time", "0.25", "--json", "--annotate",
-                              str(annotated)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              str(annotated)], stdout=subprocess.PIPE, stderr=stderr, text=True,
                              preexec_fn=terminal_sigint)
-    time.sleep(3.0)
+    os.close(stderr)
+    shown = read_terminal_until(terminal, re.compile(r"analysed 2/"))
     child.send_signal(signum)
-    out, errors = child.communicate(timeout=10)
-    assert child.returncode == 130 and "Traceback" not in errors, errors
+    out, _ = child.communicate(timeout=HANG)
+    errors = (shown + read_terminal_until(terminal, None)).replace("\r\n", "\n")
+    os.close(terminal)
+    assert child.returncode == 130 and "interrupted" in errors and "Traceback" not in errors, errors
     document = json.loads(out)
     assert document["interrupted"] is True
     (game,) = document["games"]

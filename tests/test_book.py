@@ -25,6 +25,7 @@ from pedina.protocol.hub import HubServer
 from pedina.protocol.hubclient import HubClient
 from pedina.protocol.match.game import Seats, Settings, EngineSpec, TimeControl
 from stub_searchers import ScriptedSearcher
+from timing import HANG
 
 PEDINA = shutil.which("pedina")
 
@@ -173,7 +174,7 @@ def test_a_session_plays_a_book_move_at_once_for_play_only() -> None:
     for limits in (Limits(depth=3, analysis=True), Limits(infinite=True), Limits(move_time=0.05, ponder=True)):
         session.go(board, limits)
         session.stop()
-        assert session.wait_idle(2.0)
+        assert session.wait_idle(HANG)
     assert CountingSearcher.searches == 3  # analysis, infinite and ponder searches never use the book
     session.configure(replace(session.settings, skill=10))
     assert not session.think(board, Limits(depth=1)).book

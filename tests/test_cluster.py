@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -21,6 +20,7 @@ from distributed import Client, LocalCluster, Worker
 from pedina.pdn import read_games
 from pedina.protocol.match.inprocess import numbered_selfplay_game
 from test_match import PEDINA, RANDOM, games_of, run
+from timing import HANG, wait_until
 
 SELFPLAY = str(Path(__file__).parent.parent / "scripts" / "selfplay.py")
 
@@ -65,7 +65,7 @@ def worker_killer(cluster: str, ready: Callable[[], bool], prefix: str) -> Itera
                             os.kill(pid, signal.SIGKILL)
                             killed.extend(keys)
                             break
-                time.sleep(0.05)
+                over.wait(0.05)  # the next look at the workers, unless the test is over
 
     killer = threading.Thread(target=kill)
     killer.start()
@@ -132,11 +132,11 @@ def test_an_sprt_that_stops_early_cancels_the_pending_games(cluster: str, tmp_pa
     played = pdn_games(pdn)
     assert f"{played} games played" in result.output
     assert 16 <= played <= 18                 # 16 straight wins decide; a game per worker may end meanwhile
-    time.sleep(1.0)
-    assert played <= new_games(log) <= played + 4     # the games in play when it stopped, and no others
     with Client(cluster) as client:                   # nothing left running on the workers
-        assert all(not keys for keys in client.run(executing_tasks, "pedina-game-").values())
-        assert all(not engines for engines in client.run(engine_processes).values())
+        wait_until(lambda: all(not keys for keys in client.run(executing_tasks, "pedina-game-").values())
+                   and all(not engines for engines in client.run(engine_processes).values()),
+                   what="the workers' games and engines to end")
+    assert played <= new_games(log) <= played + 4     # the games in play when it stopped, and no others
 
 
 def test_resume_after_an_interrupted_cluster_match_plays_only_the_missing_games(cluster: str,
@@ -152,11 +152,9 @@ def test_resume_after_an_interrupted_cluster_match_plays_only_the_missing_games(
                "--cluster", cluster, "--pdnout", str(pdn)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and pdn_games(pdn) < 2:
-        time.sleep(0.05)
+    wait_until(lambda: pdn_games(pdn) >= 2, what="two finished games")
     process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=60)
+    output, _ = process.communicate(timeout=HANG)
     assert process.returncode == 130, output
     assert "--resume" in output and "Traceback" not in output
     saved = len(read_games(pdn.read_text()))

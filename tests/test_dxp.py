@@ -43,15 +43,16 @@ from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpErro
                                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
                                           decode_frame, encode, find_move, format_message, move_message, parse_message,
                                           position_from_dxp, position_to_dxp)
-from stub_searchers import ScriptedSearcher
+from stub_searchers import HeldSearcher
+from timing import HANG, allowed, wait_until
 
 PEDINA = shutil.which("pedina")
 CI = os.environ.get("PEDINA_CI") == "1"
 START_DXP = "zzzzzzzzzzzzeeeeeeeewwwwwwwwwwww"
 SAMPLE_GAMEREQ = "R01DXP Client                      Z002010BW" + START_DXP
 LOG_LINE = re.compile(r"(\d\d):(\d\d):(\d\d\.\d{3}) ([<>#]) (.*)")
-# Generous bound for anything the engine should answer at once (seconds).
-ANSWER = 10.0
+# How long a read waits for anything the engine should answer before calling it a hang (seconds).
+ANSWER = HANG
 
 if PEDINA is None:  # the integration tests run the installed console script, as a user would
     raise RuntimeError("the pedina console script is not on PATH: install the project first")
@@ -413,6 +414,8 @@ def test_garbage_illegal_and_split_messages_keep_the_engine_playing(server: Serv
         board = Board()
         for piece in (b"M00", b"0021", b"1700\0"):  # one MOVE over three reads
             client.send(piece)
+            # A pause, so that the pieces arrive in separate reads: it waits for nothing, and
+            # a slow machine can only make the engine read them together, never fail the test.
             time.sleep(0.05)
         board.push_text("21-17")
         engine_move(client, board)
@@ -487,8 +490,8 @@ def test_engine_sends_gameend_when_it_has_no_moves(server: Server) -> None:
         assert client.silent(0.3)              # a confirmation is not confirmed
     finally:
         client.close()
-    time.sleep(0.2)
-    assert any("1-0 (no moves), 1 plies" in text for _, _, text in log_since(server, mark))
+    wait_until(lambda: any("1-0 (no moves), 1 plies" in text for _, _, text in log_since(server, mark)),
+               what="the game's line in the log")
 
 
 def test_engine_claims_the_win_when_the_opponent_plays_on(server: Server) -> None:
@@ -523,8 +526,10 @@ def test_pdnout_records_every_game_as_it_ends(tmp_path: Path) -> None:
         engine_move(client, board)
         client.send("E10")                     # the opponent resigns
         assert client.expect("E") == GameEnd(0, 0)
+        # Both games recorded before the Ctrl-C (the second ends when the engine reads our GAMEEND).
+        wait_until(lambda: record.exists() and len(read_games(record.read_text(encoding="utf-8"))) == 2,
+                   what="the second game in the record")
         client.close()
-        time.sleep(0.3)
     finally:
         status, _, err = running.stop()
     assert status == 0 and err == ""
@@ -606,13 +611,6 @@ def close_client(client: DXPEngine) -> None:
     client.receiver.close()
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = ANSWER) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 def identity(hub_text: str) -> tuple[int, int, frozenset[int]]:
     numbers = [int(n) for n in re.findall(r"\d+", hub_text)]
     return numbers[0], numbers[1], frozenset(numbers[2:])
@@ -657,11 +655,17 @@ def drive_game(client: DXPEngine, engine_white: bool, opponent: Callable[[Board]
                 return PlayedGame(ours, "engine", client.sender.current.result)
 
 
-def play_with_watchdog(port: int, minutes: int, engine_white: bool, opponent: Callable[[Board], Move],
+def game_ends(server: Server, mark: int) -> list[tuple[str, str]]:
+    """The GAMEEND messages in the log since ``mark``: (direction, text)."""
+    return [(direction, text) for _, direction, text in log_since(server, mark) if text.startswith("E")]
+
+
+def play_with_watchdog(server: Server, mark: int, minutes: int, engine_white: bool, opponent: Callable[[Board], Move],
                        max_plies: int, timeout: float, moves_per_game: int = 0) -> PlayedGame:
     """:func:`drive_game` on a thread: pydraughts busy-waits forever on a missing answer,
-    so a hang is turned into a failure by closing the client."""
-    client = DXPEngine(options={"ip": "127.0.0.1", "port": port, "initial-time": 60 * minutes,
+    so a hang is turned into a failure by closing the client. A finished game's client
+    is closed once the log shows both GAMEENDs (the game's end and its confirmation)."""
+    client = DXPEngine(options={"ip": "127.0.0.1", "port": server.port, "initial-time": 60 * minutes,
                                 "max-moves": moves_per_game})
     outcome: list[PlayedGame | BaseException] = []
 
@@ -674,7 +678,8 @@ def play_with_watchdog(port: int, minutes: int, engine_white: bool, opponent: Ca
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(timeout)
-    time.sleep(0.3)  # the engine's confirmation of our GAMEEND reaches its log
+    if outcome and not isinstance(outcome[0], BaseException):
+        wait_until(lambda: len(game_ends(server, mark)) >= 2, what="the GAMEEND exchange in the log")
     close_client(client)
     thread.join(5.0)
     assert outcome, f"the game did not finish within {timeout} s"
@@ -700,7 +705,7 @@ def check_game_log(server: Server, mark: int, game: PlayedGame, engine_white: bo
         assert isinstance(message, MoveMessage)
         assert (message.start, message.end, frozenset(message.captured)) == identity(move.hub())
         assert (direction == "<") == (game.board.positions[ply].white_to_move == engine_white)
-    ends = [(direction, text) for _, direction, text in entries if text.startswith("E")]
+    ends = game_ends(server, mark)
     if game.ended_by == "client":
         assert ends[:2] == [(">", "E01"), ("<", "E00")]
     else:
@@ -711,7 +716,7 @@ def check_game_log(server: Server, mark: int, game: PlayedGame, engine_white: bo
 @pytest.mark.parametrize("engine_white", [True, False], ids=["engine-white", "engine-black"])
 def test_pydraughts_plays_whole_games(server: Server, engine_white: bool) -> None:
     mark = len(server.log_lines())
-    game = play_with_watchdog(server.port, 0, engine_white, random_mover(7 + engine_white), 200, 60.0)
+    game = play_with_watchdog(server, mark, 0, engine_white, random_mover(7 + engine_white), 200, 60.0)
     outcome = game.board.outcome()
     assert outcome is not None  # played to the end
     if game.ended_by == "engine":   # the random mover's move ended it: a draw (it cannot beat us)
@@ -779,7 +784,7 @@ def test_pydraughts_one_minute_games_stay_on_the_clock(server: Server, engine_wh
     first 40 plies only (20 moves each)."""
     mark = len(server.log_lines())
     max_plies = 40 if CI else 300
-    game = play_with_watchdog(server.port, 1, engine_white, searcher_opponent(3), max_plies, 200.0, moves_per_game)
+    game = play_with_watchdog(server, mark, 1, engine_white, searcher_opponent(3), max_plies, 200.0, moves_per_game)
     entries = check_game_log(server, mark, game, engine_white)
     thinking = 0.0
     turn_start: float | None = None
@@ -831,11 +836,10 @@ def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
     client = RawClient(running.port)
     try:
         client.send(gamereq(follower_white=True))
-        assert client.expect("A") == GameAccept("Pedina", 0)
-        time.sleep(0.3)                        # the engine is thinking for 30 s
+        assert client.expect("A") == GameAccept("Pedina", 0)  # the game is in play: the engine thinks for 30 s
         started = time.monotonic()
         status, out, err = running.stop()
-        assert time.monotonic() - started < 5.0
+        assert time.monotonic() - started < allowed(0.5)  # not the 30 s
     finally:
         client.close()
     assert status == 0 and err == ""
@@ -846,26 +850,21 @@ def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
 # -- the session's guarantees, in process ---------------------------------------------
 
 
-#: How long a deaf search sleeps (seconds).
-DEAF_DELAY = 3.0
+class DeafSearcher(HeldSearcher):
+    """A searcher that ignores its limits and stop(): every search is held until the test
+    releases it, then raises ``failure`` if given, else returns the last legal move (not the
+    first, the session's fallback, so a late result that got through would show)."""
 
-
-class DeafSearcher(ScriptedSearcher):
-    """A searcher that ignores its limits and stop(): every search sleeps ``delay`` seconds,
-    then raises ``failure`` if given, else returns the last legal move (not the first, the
-    session's fallback, so a late result that got through would show)."""
-
-    def __init__(self, settings: EngineSettings, delay: float = DEAF_DELAY, failure: Exception | None = None) -> None:
+    def __init__(self, settings: EngineSettings, failure: Exception | None = None) -> None:
         super().__init__(settings)
-        self.delay = delay
         self.failure = failure
 
     def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
-        time.sleep(self.delay)
+        self.hold()
         if self.failure is not None:
             raise self.failure
         move = board.legal_moves()[-1]
-        return Result(move, None, 0, 1, 0, self.delay, [move])
+        return Result(move, None, 0, 1, 0, 1.0, [move])
 
 
 @contextlib.contextmanager
@@ -887,37 +886,44 @@ def follower_client(follower: DxpFollower) -> Iterator[RawClient]:
 def test_a_late_search_is_answered_at_the_deadline_with_a_legal_move() -> None:
     log = io.StringIO()
     # 60 s less a 59.5 s margin leave 0.5 s on the clock: the hard limit is a few hundredths.
-    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, time_margin=59.5, message_gap=0.0,
-                           searcher_factory=lambda settings: DeafSearcher(settings, 0.5, RuntimeError("stuck")))
+    follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, time_margin=59.5,
+                           message_gap=0.0,
+                           searcher_factory=lambda settings: DeafSearcher(settings, RuntimeError("stuck")))
     with follower_client(follower) as client:
-        client.send(gamereq(follower_white=True, minutes=1))
-        accepted_at, text = client.receive()
-        assert parse_message(text) == GameAccept("Pedina", 0)
-        moved_at, text = client.receive()
-        message = parse_message(text)
-        assert isinstance(message, MoveMessage)
-        board = Board()
-        board.push(find_move(board.legal_moves(), message))
-        assert moved_at - accepted_at < 0.4          # not the 0.5 s the search took
-        send_move(client, board, board.legal_moves()[0].hub())
-        engine_move(client, board)                     # the next search runs on a new searcher
+        try:
+            client.send(gamereq(follower_white=True, minutes=1))
+            accepted_at, text = client.receive()
+            assert parse_message(text) == GameAccept("Pedina", 0)
+            moved_at, text = client.receive()
+            message = parse_message(text)
+            assert isinstance(message, MoveMessage)
+            board = Board()
+            board.push(find_move(board.legal_moves(), message))
+            # The search is still held: the MOVE did not wait for it. On an idle machine it
+            # comes within 0.1 s (the watchdog's limit on that clock).
+            assert HeldSearcher.held() == 1 and moved_at - accepted_at < allowed(0.1)
+            send_move(client, board, board.legal_moves()[0].hub())
+            engine_move(client, board)                     # the next search runs on a new searcher
+        finally:
+            HeldSearcher.release()                         # the stuck searches end, failing
     assert "answering from its last reported line" in log.getvalue()
-    wait_until(lambda: "search failed: RuntimeError: stuck" in log.getvalue())  # when the stuck search ends
+    assert "search failed: RuntimeError: stuck" in log.getvalue()
 
 
 #: Time a move of the deaf-searcher games (seconds).
 DEAF_MOVE_TIME = 0.3
-#: Thread wake-ups and socket hops on a loaded machine (seconds).
-SLACK = 0.05
-#: The longest a message may wait before it is handled (seconds).
-PROMPT = 0.1
+#: Thread wake-ups and socket hops on an idle machine (seconds), allowed for load.
+SLACK = allowed(0.05)
+#: The longest a message may wait before it is handled on an idle machine (seconds), allowed for load.
+PROMPT = allowed(0.1)
 
 
 def test_a_searcher_deaf_to_stop_gives_one_move_a_turn_and_the_next_message_is_prompt() -> None:
-    """Every search of a 3 s searcher deaf to stop is answered by the session at the move
+    """Every search of a searcher deaf to stop is answered by the session at the move
     time's watchdog limit; the messages after it (a takeback, a GAMEEND in the middle of a
     search, a new GAMEREQ, a takeback in the middle of a search) are answered within
-    :data:`PROMPT`; and no turn ever gets two MOVEs, not even when the deaf searches end."""
+    :data:`PROMPT`; and no turn ever gets two MOVEs, not even when the deaf searches end
+    (the test releases them at the end, so that they end after every answer, on any machine)."""
     log = io.StringIO()
     follower = DxpFollower(EngineSettings(hash_mb=1, book=False, egdb_path=""), log=log, move_time=DEAF_MOVE_TIME,
                            message_gap=0.0,
@@ -946,35 +952,39 @@ def test_a_searcher_deaf_to_stop_gives_one_move_a_turn_and_the_next_message_is_p
         assert arrived < deadline, arrived - deadline
         return arrived
 
+    def engine_thinks_after(text: str) -> None:
+        """Send our move ``text``; return once the engine's search of the reply has begun."""
+        held = HeldSearcher.held()
+        send_move(client, board, text)
+        HeldSearcher.wait_held(held + 1)
+
     with follower_client(follower) as client:
-        board = Board()
-        accepted = answered(gamereq(follower_white=True), "A")
-        engine_moves_by(accepted + budget.watchdog + SLACK)
+        try:
+            board = Board()
+            accepted = answered(gamereq(follower_white=True), "A")
+            engine_moves_by(accepted + budget.watchdog + SLACK)
 
-        taken_back = answered("B001W", "K")     # back to the start, the engine to move
-        board.pop()
-        engine_moves_by(taken_back + later_move)
+            taken_back = answered("B001W", "K")     # back to the start, the engine to move
+            board.pop()
+            engine_moves_by(taken_back + later_move)
 
-        send_move(client, board, board.legal_moves()[0].hub())
-        time.sleep(0.1)                         # the engine is thinking
-        answered("E01", "E")                    # a GAMEEND abandons its search
+            engine_thinks_after(board.legal_moves()[0].hub())
+            answered("E01", "E")                    # a GAMEEND abandons its search
 
-        board = Board()
-        answered(gamereq(follower_white=False), "A")
-        send_move(client, board, "22-18")
-        engine_moves_by(time.monotonic() + later_move)
-        send_move(client, board, board.legal_moves()[0].hub())
-        time.sleep(0.1)
-        taken_back = answered("B001Z", "K")     # mid-search, back to the engine's first move
-        board.pop()
-        board.pop()
-        engine_moves_by(taken_back + later_move)
-        send_move(client, board, board.legal_moves()[0].hub())
-        last_start = time.monotonic()
-        time.sleep(0.1)
-        answered("E01", "E")
-        # Every deaf search has ended by now: none of their results was sent.
-        assert client.silent(last_start + DEAF_DELAY + 0.3 - time.monotonic())
+            board = Board()
+            answered(gamereq(follower_white=False), "A")
+            send_move(client, board, "22-18")
+            engine_moves_by(time.monotonic() + later_move)
+            engine_thinks_after(board.legal_moves()[0].hub())
+            taken_back = answered("B001Z", "K")     # mid-search, back to the engine's first move
+            board.pop()
+            board.pop()
+            engine_moves_by(taken_back + later_move)
+            engine_thinks_after(board.legal_moves()[0].hub())
+            answered("E01", "E")
+        finally:
+            HeldSearcher.release()                  # every deaf search ends now, after every answer
+        assert client.silent(0.3)                   # none of their results was sent
     sent_since_received = 0
     for line in log.getvalue().splitlines():
         match = LOG_LINE.fullmatch(line)

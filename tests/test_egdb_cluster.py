@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from pedina.egdb import SliceReport, TableFile, build_databases, build_jobs, sli
 from pedina.protocol.cli import main
 from pedina.protocol.egdb_cluster import ClusterJobs
 from test_cluster import cluster, worker_killer  # noqa: F401  (cluster: the fixture, 2 workers)
+from timing import HANG, wait_until
 
 PIECES = 3
 
@@ -76,11 +76,9 @@ def test_an_interrupted_cluster_build_resumes_with_only_the_missing_tables(
     command = [sys.executable, "-m", "pedina.protocol.cli", *build_command(tmp_path, cluster)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(tmp_path.glob("*.egdb"))) < 6:
-        time.sleep(0.05)
+    wait_until(lambda: len(list(tmp_path.glob("*.egdb"))) >= 6, 2 * HANG, "six finished tables")
     process.send_signal(signal.SIGINT)
-    output, errors = process.communicate(timeout=60)
+    output, errors = process.communicate(timeout=HANG)
     assert process.returncode == 130, errors
     assert "interrupted: " in errors and "run the same command again" in errors and "Traceback" not in errors
     kept = {path.name: os.stat(path).st_mtime_ns for path in tmp_path.glob("*.egdb")}

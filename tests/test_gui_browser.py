@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, Dialog, FloatRect, Page, sync_playwright
 
 from pedina import Position, legal_moves, read_game
+from timing import HANG
 
 pytestmark = pytest.mark.browser
 
@@ -29,8 +30,8 @@ CHROMIUM = os.environ.get("PEDINA_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(os.environ.get("PEDINA_GUI_SHOTS", "/tmp/pedina-gui-shots"))
 #: The engines of the server, by their index in the page's lists.
 PEDINA, RANDOM, CRASHING = "0", "1", "2"
-#: Milliseconds to wait for the page to show what the server sent.
-WAIT = 30_000
+#: Milliseconds to wait for the page to show what the server sent (a safety net for a hang).
+WAIT = int(HANG * 1000)
 
 
 @pytest.fixture(scope="module")
@@ -475,7 +476,9 @@ def test_two_engines_play_each_other(page: Page) -> None:
     page.click("#btn-stop-watch")
     wait_board(page, "b.mode === 'free'")
     plies = board(page, "cursor")
-    time.sleep(1.0)
+    # A window for a late move to show, longer than either engine's move (Random's is instant,
+    # Pedina's a second): it waits for nothing, and a slow machine could only hide a late move.
+    time.sleep(1.5)
     assert board(page, "cursor") == plies                 # stopped
     assert int(page.get_attribute("#graph", "data-points") or 0) >= 3
 

@@ -11,6 +11,7 @@ import pytest
 from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubClient,
                                 seconds_text, split_line)
 from pedina.scores import Score, hub_value
+from timing import allowed
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 START = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
@@ -73,7 +74,7 @@ def test_silent_engine_times_out() -> None:
         started = time.monotonic()
         with pytest.raises(EngineTimeout, match="no answer"):
             engine.go(START, [], {"depth": 1}, timeout=0.3)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 0.3 + allowed(0.3)  # the engine hangs forever: not waited for
     assert engine.process.poll() is not None  # closed: the process is gone
 
 

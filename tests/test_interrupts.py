@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from pedina.protocol.interrupts import interrupt_requests, sigterm_as_keyboard_interrupt
+from timing import HANG
 
 
 class Finalised:
@@ -33,7 +34,7 @@ def test_a_signal_sets_the_request_and_raises_nothing(signum: int) -> None:
     with interrupt_requests() as requested:
         assert not requested.is_set()
         os.kill(os.getpid(), signum)
-        assert requested.wait(1.0)
+        assert requested.wait(HANG)
     assert signal.getsignal(signum) == before
 
 
@@ -43,7 +44,7 @@ def test_a_signal_landing_in_a_finaliser_is_not_lost() -> None:
     with interrupt_requests() as requested:
         weakref.finalize(Finalised(), os.kill, os.getpid(), signal.SIGINT)
         gc.collect()
-        assert requested.wait(1.0)
+        assert requested.wait(HANG)
 
 
 def test_an_ignored_sigint_stays_ignored() -> None:
@@ -77,5 +78,5 @@ def test_sigterm_raises_keyboard_interrupt_for_blocking_work() -> None:
     with pytest.raises(KeyboardInterrupt):
         with sigterm_as_keyboard_interrupt():
             os.kill(os.getpid(), signal.SIGTERM)
-            threading.Event().wait(1.0)
+            threading.Event().wait(HANG)  # the blocking work: only the interrupt ends it in time
     assert signal.getsignal(signal.SIGTERM) == before

@@ -8,7 +8,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from pedina.pdn import read_games, write_game
 from pedina.protocol.cli import main
 from pedina.protocol.match.options import MatchError
 from pedina.protocol.match.schedule import all_openings, read_openings, schedule
+from timing import wait_until
 
 PYTHON = shlex.quote(sys.executable)
 PEDINA = f"{PYTHON} -m pedina.protocol.cli hub"
@@ -214,9 +214,7 @@ def test_interrupted_match_keeps_finished_games_and_resume_completes(tmp_path: P
     # a terminal's Ctrl-C reaches a process with the default handling, so restore it.
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not pdn.exists() or pdn.read_text().count("[Event ") < 2):
-        time.sleep(0.05)
+    wait_until(lambda: pdn.exists() and pdn.read_text().count("[Event ") >= 2, what="two finished games")
     process.send_signal(interrupt)
     output, _ = process.communicate(timeout=30)
     assert process.returncode == 130, output

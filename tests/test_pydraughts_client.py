@@ -27,6 +27,7 @@ from pedina import START_HUB, Board, Position
 from pedina.move import Move
 from pedina.pdn import read_games
 from pedina.protocol.hubline import parse_line
+from timing import allowed
 
 PEDINA = shutil.which("pedina")
 RANDOM_ENGINE = Path(__file__).parent / "fixtures" / "random_engine.py"
@@ -135,8 +136,8 @@ def check_engine_log(path: Path) -> list[Search]:
         assert clock is not None, search.level
         elapsed = search.done_at - search.go_at
         # pydraughts charges its own work to the clock too, which can take it below zero on a busy
-        # machine; the engine then owes an answer at once.
-        assert elapsed <= max(clock, 0.0) + LOG_SLACK, f"{path.name}: {elapsed:.3f} s used with {search.level}"
+        # machine; the engine then owes an answer at once. The slack is the idle machine's, allowed for load.
+        assert elapsed <= max(clock, 0.0) + allowed(LOG_SLACK), f"{path.name}: {elapsed:.3f} s used with {search.level}"
     assert_within_own_clock(searches, path.name)
     return searches
 
@@ -239,14 +240,16 @@ def test_hub_engine_client_side_clock_never_falls(tmp_path: Path) -> None:
                 used.append(spent)
                 assert limit.time is not None
                 limit.time = limit.time - spent + (limit.inc or 0)
-                assert limit.time > 0, f"clock fell after {len(board.move_stack)} plies"
+                # Measured by the client, so the pipe's and pydraughts' own time count too: never
+                # below zero on an idle machine; 10 ms below it, allowed for load, on a loaded one.
+                assert limit.time > -allowed(0.01), f"clock fell after {len(board.move_stack)} plies"
                 move_text = result.move.hub_move
             else:
                 move_text = rng.choice(sorted(m.hub() for m in ours.legal_moves()))
             ours.push(ours.parse_move(move_text))
             board.push(draughts.Move(board, hub_move=move_text))
         assert finished(board, len(board.move_stack))
-        assert used and max(used) < 1.5 + 0.05
+        assert used and max(used) < 1.5 + 0.05 + allowed(0.01)
         engine.quit()
     finally:
         engine.kill_process()

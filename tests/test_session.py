@@ -15,18 +15,18 @@ from dataclasses import replace
 from pedina.settings import EngineSettings
 from pedina import Board
 from pedina.search import Info, Result, Searcher
-from pedina.session import CANCEL_POLL, JOIN_TIMEOUT, Answer, Session
+from pedina.session import CANCEL_POLL, Answer, Session
 from pedina.timeman import GRACE, Limits, time_budget
-from stub_searchers import STUB_SETTINGS, ScriptedSearcher
+from stub_searchers import STUB_SETTINGS, HeldSearcher, ScriptedSearcher
+from timing import HANG, allowed
 
-#: Scheduling slack for the assertions on a shared, loaded machine (seconds).
+#: Thread wake-ups on an idle machine (seconds), passed through :func:`timing.allowed`.
 SLACK = 0.05
 
 
-class StubbornSearcher(ScriptedSearcher):
-    """Reports one line, then ignores ``stop`` for :attr:`delay` seconds before returning."""
+class StubbornSearcher(HeldSearcher):
+    """Reports one line, then ignores ``stop`` until the test releases it."""
 
-    delay = 3.0
     made = 0
 
     def __init__(self, settings: EngineSettings = STUB_SETTINGS) -> None:
@@ -37,8 +37,8 @@ class StubbornSearcher(ScriptedSearcher):
         moves = board.legal_moves()
         if on_info is not None:
             on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))
-        time.sleep(self.delay)
-        return Result(moves[0], None, 0, 1, 1, self.delay, [moves[0]])
+        self.hold()
+        return Result(moves[0], None, 0, 1, 1, 1.0, [moves[0]])
 
 
 class FailingSearcher(ScriptedSearcher):
@@ -52,17 +52,42 @@ class IllegalSearcher(ScriptedSearcher):
         return Result(other, None, 0, 1, 1, 0.0, [other])
 
 
-def collect(session: Session, board: Board, limits: Limits) -> tuple[list[Answer], list[tuple[str, float]]]:
-    """Start a search; the answers it gets and the order of its callbacks (kind, time)."""
+def collect(session: Session, board: Board, limits: Limits,
+            watch: Callable[[Info], None] | None = None) -> tuple[list[Answer], list[str]]:
+    """Start a search; the answers it gets and the order of its callbacks; ``watch`` sees every info."""
     answers: list[Answer] = []
-    events: list[tuple[str, float]] = []
+    events: list[str] = []
+
+    def on_info(info: Info) -> None:
+        events.append("info")
+        if watch is not None:
+            watch(info)
 
     def on_answer(answer: Answer) -> None:
         answers.append(answer)
-        events.append(("answer", time.monotonic()))
+        events.append("answer")
 
-    session.go(board, limits, lambda info: events.append(("info", time.monotonic())), on_answer)
+    session.go(board, limits, on_info, on_answer)
     return answers, events
+
+
+def searched_for(seconds: float) -> tuple[threading.Event, Callable[[Info], None]]:
+    """An event, and an ``on_info`` that sets it once the search's own clock has passed ``seconds``."""
+    passed = threading.Event()
+
+    def watch(info: Info) -> None:
+        if info.time > seconds:
+            passed.set()
+    return passed, watch
+
+
+def join_new_threads(before: set[threading.Thread]) -> None:
+    """Wait until the search and watchdog threads started since ``before`` have ended: whatever
+    they were to say, they have said."""
+    for thread in set(threading.enumerate()) - before:
+        if thread.name.startswith("pedina-"):
+            thread.join(HANG)
+            assert not thread.is_alive(), thread.name
 
 
 def test_a_real_search_answers_once_with_a_legal_move_and_ponder() -> None:
@@ -70,7 +95,7 @@ def test_a_real_search_answers_once_with_a_legal_move_and_ponder() -> None:
     board = Board()
     answers, events = collect(session, board, Limits(depth=5))
     assert session.wait_idle(10)
-    assert len(answers) == 1 and [kind for kind, _ in events][-1] == "answer"
+    assert len(answers) == 1 and events[-1] == "answer"
     answer = answers[0]
     assert answer.move in board.legal_moves() and answer.result is not None
     board.push(answer.move)
@@ -91,22 +116,27 @@ def test_a_searcher_ignoring_stop_is_answered_for_by_the_deadline_and_replaced()
     limits = Limits(move_time=0.3)
     budget = time_budget(limits)
     assert budget is not None
-    started = time.monotonic()
-    answers, events = collect(session, board, limits)
-    assert session.wait_idle(budget.watchdog + SLACK + 1.0)
-    assert time.monotonic() - started <= budget.hard + GRACE + SLACK
-    # From the last reported line, not a random move.
-    assert len(answers) == 1 and answers[0].move == board.legal_moves()[-1] and answers[0].result is None
+    try:
+        started = time.monotonic()
+        answers, events = collect(session, board, limits)
+        assert session.wait_idle(HANG)  # the stub is held: only the watchdog can answer
+        assert time.monotonic() - started <= budget.watchdog + allowed(SLACK)
+        # From the last reported line, not a random move.
+        assert len(answers) == 1 and answers[0].move == board.legal_moves()[-1] and answers[0].result is None
 
-    started = time.monotonic()
-    again, _ = collect(session, board, Limits(infinite=True))
-    assert time.monotonic() - started < 0.1  # the stuck searcher was abandoned, not waited for
-    assert StubbornSearcher.made == 2
-    session.stop()
-    assert session.wait_idle(GRACE + SLACK) and len(again) == 1
-    time.sleep(StubbornSearcher.delay + 0.2)  # both stubs return meanwhile: no second answer, no late info
+        started = time.monotonic()
+        again, _ = collect(session, board, Limits(infinite=True))
+        # The stuck searcher was abandoned, not waited for (it is held until released below).
+        assert time.monotonic() - started < allowed(0.1)
+        assert StubbornSearcher.made == 2
+        stopped = time.monotonic()
+        session.stop()
+        assert session.wait_idle(HANG) and len(again) == 1
+        assert time.monotonic() - stopped <= GRACE + allowed(SLACK)
+    finally:
+        HeldSearcher.release()  # both stubs return now: no second answer, no late info
     assert len(answers) == 1 and len(again) == 1
-    assert [kind for kind, _ in events] == ["info", "answer"]
+    assert events == ["info", "answer"]
 
 
 def test_a_failing_or_lying_searcher_still_gives_a_legal_move() -> None:
@@ -120,34 +150,39 @@ def test_a_failing_or_lying_searcher_still_gives_a_legal_move() -> None:
 
 def test_ponder_runs_until_the_hit_then_on_the_clock() -> None:
     session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
-    answers, _ = collect(session, Board(), Limits(move_time=0.2, ponder=True))
-    time.sleep(0.4)
-    assert not answers  # pondering: the clock has not started
+    past_the_move_time, watch = searched_for(0.4)
+    answers, _ = collect(session, Board(), Limits(move_time=0.2, ponder=True), watch)
+    assert past_the_move_time.wait(HANG)
+    assert not answers  # pondering: twice the move time by the search's own clock, and no answer
     hit = time.monotonic()
     session.ponder_hit()
-    assert session.wait_idle(0.2 + GRACE + 1.0)
-    assert len(answers) == 1 and time.monotonic() - hit < 0.2 + GRACE + SLACK
+    assert session.wait_idle(HANG)
+    assert len(answers) == 1 and time.monotonic() - hit < 0.2 + GRACE + allowed(SLACK)
 
 
 def test_settings_reach_a_replacement_searcher() -> None:
     StubbornSearcher.made = 0
     session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=StubbornSearcher)
     session.configure(replace(session.settings, multipv=3, skill=7, seed=11))
-    collect(session, Board(), Limits(move_time=0.05))
-    assert session.wait_idle(1.0)
-    fresh = session.searcher  # the stub is still asleep: replaced
-    assert StubbornSearcher.made == 2
-    assert isinstance(fresh, StubbornSearcher)
-    assert fresh.settings == EngineSettings(hash_mb=1, multipv=3, skill=7, seed=11, book=False, egdb_path="")
+    try:
+        collect(session, Board(), Limits(move_time=0.05))
+        assert session.wait_idle(HANG)
+        fresh = session.searcher  # the stub is still held: replaced
+        assert StubbornSearcher.made == 2
+        assert isinstance(fresh, StubbornSearcher)
+        assert fresh.settings == EngineSettings(hash_mb=1, multipv=3, skill=7, seed=11, book=False, egdb_path="")
+    finally:
+        HeldSearcher.release()
 
 
 def test_a_new_go_stops_and_answers_the_running_one_first() -> None:
     session = Session(EngineSettings(hash_mb=4, book=False, egdb_path=""))
-    first, _ = collect(session, Board(), Limits(infinite=True))
-    time.sleep(0.1)
+    running = threading.Event()
+    first, _ = collect(session, Board(), Limits(infinite=True), lambda info: running.set())
+    assert running.wait(HANG)  # the first search has reported a line: it is under way
     second, _ = collect(session, Board(), Limits(depth=2))
     assert len(first) == 1  # answered before the second search began
-    assert session.wait_idle(10) and len(second) == 1
+    assert session.wait_idle(HANG) and len(second) == 1
 
 
 def test_callbacks_never_overlap_and_nothing_follows_the_answer() -> None:
@@ -160,12 +195,23 @@ def test_callbacks_never_overlap_and_nothing_follows_the_answer() -> None:
         order.append(kind)
         inside.release()
 
+    before = set(threading.enumerate())
     for _ in range(5):
-        session.go(Board(), Limits(move_time=0.05), lambda info: record("info"), lambda answer: record("answer"))
-        time.sleep(0.02)
+        heard = threading.Event()  # the stop then lands in the middle of the search, or just after it
+
+        def on_info(info: Info) -> None:
+            record("info")
+            heard.set()
+
+        def on_answer(answer: Answer) -> None:
+            record("answer")
+            heard.set()
+
+        session.go(Board(), Limits(move_time=0.05), on_info, on_answer)
+        assert heard.wait(HANG)
         session.stop()
-        assert session.wait_idle(GRACE + JOIN_TIMEOUT + SLACK)
-    time.sleep(0.1)
+        assert session.wait_idle(HANG)
+    join_new_threads(before)
     answers = [i for i, kind in enumerate(order) if kind == "answer"]
     assert len(answers) == 5 and answers[-1] == len(order) - 1
 
@@ -190,7 +236,8 @@ def test_think_stops_an_unbounded_search_when_cancelled(set_before: bool) -> Non
     answer = Session(EngineSettings(hash_mb=4, book=False, egdb_path="")).think(board, Limits(infinite=True), cancel=cancel)
     waited = time.perf_counter() - started
     assert answer.move in board.legal_moves()
-    assert waited < (0 if set_before else 0.3) + CANCEL_POLL + GRACE + 1.0  # an unbounded search never returns by itself
+    # An unbounded search never returns by itself: a missed cancel would wait forever.
+    assert waited < (0 if set_before else 0.3) + CANCEL_POLL + GRACE + allowed(0.1)
 
 
 def test_settle_freezes_the_hash_table_for_the_process_life() -> None:
@@ -233,10 +280,11 @@ def test_a_slow_answer_callback_is_no_late_searcher() -> None:
 
     def slow(answer: Answer) -> None:
         answers.append(answer)
-        time.sleep(0.06)  # past the 0.01 s move time and its grace
+        time.sleep(0.06)  # the slow callback itself: past the 0.01 s move time and its grace, on any machine
 
     for _ in range(30):
+        before = set(threading.enumerate())
         session.go(Board(), Limits(move_time=0.01), on_answer=slow)
-        assert session.wait_idle(2.0)
-        time.sleep(0.01)
+        assert session.wait_idle(HANG)
+        join_new_threads(before)  # the watchdog has decided
     assert len(answers) == 30 and notes == []
