@@ -117,3 +117,15 @@ class HeldSearcher(ScriptedSearcher):
         for released in holds:
             released.set()
         assert all(returned.wait(HANG) for returned in returns), "a released search did not return"
+
+
+class StubbornSearcher(HeldSearcher):
+    """Reports one line (the last legal move, scored +0.25), then ignores ``stop`` until the
+    test releases it, and returns the first legal move."""
+
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+        moves = board.legal_moves()
+        if on_info is not None:
+            on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))
+        self.hold()
+        return Result(moves[0], None, 0, 1, 1, 1.0, [moves[0]])

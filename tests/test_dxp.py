@@ -39,6 +39,7 @@ from pedina.search import Info, Result, Searcher
 from pedina.session import JOIN_TIMEOUT
 from pedina.timeman import GRACE, Limits, time_budget
 from pedina.protocol.dxp.follower import DxpFollower, think_limits
+from pedina.protocol.dxp.initiator import hang_up
 from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpError, GameAccept, GameEnd, GameRequest,
                                           Message, MessageReader, MoveMessage, UnsupportedVersion, backreq_ply,
                                           decode_frame, encode, find_move, format_message, move_message, parse_message,
@@ -603,11 +604,7 @@ def close_client(client: DXPEngine) -> None:
     client.sender.socket.sock = None
     client.sender.socket.closed = True
     if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        sock.close()
+        hang_up(sock)
     client.receiver.close()
 
 

@@ -29,7 +29,7 @@ from pedina.timeman import Limits
 from pedina.move import parse_move
 from pedina.protocol.hub import MAX_LINE_BYTES, HubServer, apply_level, format_info, read_lines
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
-from stub_searchers import HeldSearcher, ScriptedSearcher
+from stub_searchers import HeldSearcher, ScriptedSearcher, StubbornSearcher
 from timing import HANG, allowed
 
 PEDINA = shutil.which("pedina")
@@ -573,17 +573,6 @@ def test_log_file_records_both_directions(tmp_path: pytest.TempPathFactory) -> N
 # -- the session's guarantees over the Hub ---------------------------------------------------
 
 
-class StubbornHubSearcher(HeldSearcher):
-    """Reports one line, then ignores ``stop`` until the test releases it."""
-
-    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
-        moves = board.legal_moves()
-        if on_info is not None:
-            on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))
-        self.hold()
-        return Result(moves[0], None, 0, 1, 1, 1.0, [moves[0]])
-
-
 class LockedOutput(io.StringIO):
     """Output written from the session's threads, read from the test's."""
 
@@ -614,7 +603,7 @@ def test_a_searcher_ignoring_stop_still_gets_one_done_on_time_and_the_next_comma
     from pedina.timeman import GRACE, time_budget
 
     output = LockedOutput()
-    engine = HubServer(output, settings=EngineSettings(hash_mb=1), searcher_factory=StubbornHubSearcher)
+    engine = HubServer(output, settings=EngineSettings(hash_mb=1), searcher_factory=StubbornSearcher)
     for line in ("hub", "set-param name=book value=false", "init", f"pos pos={START_HUB}", "level move-time=0.3"):
         engine.handle(line)
     budget = time_budget(Limits(move_time=0.3))

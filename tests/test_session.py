@@ -17,28 +17,21 @@ from pedina import Board
 from pedina.search import Info, Result, Searcher
 from pedina.session import CANCEL_POLL, Answer, Session
 from pedina.timeman import GRACE, Limits, time_budget
-from stub_searchers import STUB_SETTINGS, HeldSearcher, ScriptedSearcher
+from stub_searchers import STUB_SETTINGS, HeldSearcher, ScriptedSearcher, StubbornSearcher
 from timing import HANG, allowed
 
 #: Thread wake-ups on an idle machine (seconds), passed through :func:`timing.allowed`.
 SLACK = 0.05
 
 
-class StubbornSearcher(HeldSearcher):
-    """Reports one line, then ignores ``stop`` until the test releases it."""
+class CountedStubbornSearcher(StubbornSearcher):
+    """:class:`StubbornSearcher`, counting the searchers made."""
 
     made = 0
 
     def __init__(self, settings: EngineSettings = STUB_SETTINGS) -> None:
         super().__init__(settings)
-        StubbornSearcher.made += 1
-
-    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
-        moves = board.legal_moves()
-        if on_info is not None:
-            on_info(Info(1, 1.0, 25, 1, 0.001, [moves[-1]]))
-        self.hold()
-        return Result(moves[0], None, 0, 1, 1, 1.0, [moves[0]])
+        CountedStubbornSearcher.made += 1
 
 
 class FailingSearcher(ScriptedSearcher):
@@ -110,8 +103,8 @@ def test_a_position_without_moves_gets_a_moveless_answer_at_once() -> None:
 
 
 def test_a_searcher_ignoring_stop_is_answered_for_by_the_deadline_and_replaced() -> None:
-    StubbornSearcher.made = 0
-    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=StubbornSearcher)
+    CountedStubbornSearcher.made = 0
+    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=CountedStubbornSearcher)
     board = Board()
     limits = Limits(move_time=0.3)
     budget = time_budget(limits)
@@ -128,7 +121,7 @@ def test_a_searcher_ignoring_stop_is_answered_for_by_the_deadline_and_replaced()
         again, _ = collect(session, board, Limits(infinite=True))
         # The stuck searcher was abandoned, not waited for (it is held until released below).
         assert time.monotonic() - started < allowed(0.1)
-        assert StubbornSearcher.made == 2
+        assert CountedStubbornSearcher.made == 2
         stopped = time.monotonic()
         session.stop()
         assert session.wait_idle(HANG) and len(again) == 1
@@ -161,15 +154,15 @@ def test_ponder_runs_until_the_hit_then_on_the_clock() -> None:
 
 
 def test_settings_reach_a_replacement_searcher() -> None:
-    StubbornSearcher.made = 0
-    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=StubbornSearcher)
+    CountedStubbornSearcher.made = 0
+    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=CountedStubbornSearcher)
     session.configure(replace(session.settings, multipv=3, skill=7, seed=11))
     try:
         collect(session, Board(), Limits(move_time=0.05))
         assert session.wait_idle(HANG)
         fresh = session.searcher  # the stub is still held: replaced
-        assert StubbornSearcher.made == 2
-        assert isinstance(fresh, StubbornSearcher)
+        assert CountedStubbornSearcher.made == 2
+        assert isinstance(fresh, CountedStubbornSearcher)
         assert fresh.settings == EngineSettings(hash_mb=1, multipv=3, skill=7, seed=11, book=False, egdb_path="")
     finally:
         HeldSearcher.release()

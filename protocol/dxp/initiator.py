@@ -54,6 +54,15 @@ class _Game:
     engine_white: bool
 
 
+def hang_up(sock: socket.socket) -> None:
+    """Shut a connection both ways, so that a thread blocked reading it wakes, then close it."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already shut by the other side
+    sock.close()
+
+
 class DxpClient:
     """The connection to one running DXP engine at ``host``:``port``, playing one game at a time.
 
@@ -276,11 +285,7 @@ class DxpClient:
         """Close the connection (the engine's server then takes the next one)."""
         sock, self._sock = self._sock, None
         if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
+            hang_up(sock)
         if self._reader is not None:
             self._reader.join(timeout)
 
@@ -291,4 +296,4 @@ class DxpClient:
         self.close()
 
 
-__all__ = ["DxpClient", "INITIATOR_NAME", "parse_address"]
+__all__ = ["DxpClient", "INITIATOR_NAME", "hang_up", "parse_address"]
