@@ -172,6 +172,11 @@ class Score:
     value: int
     kind: str = ESTIMATE
 
+    def __reduce__(self) -> tuple[type[Score], tuple[int, str]]:
+        # Compiled by mypyc, a frozen dataclass cannot be unpickled field by field, and the
+        # match's cluster sends scores between processes: it is rebuilt by its constructor.
+        return Score, (self.value, self.kind)
+
     @staticmethod
     def of(value: int) -> Score:
         """One of this engine's scores, its kind told by its band."""

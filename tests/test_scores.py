@@ -128,3 +128,10 @@ def test_the_search_scores_in_these_bands() -> None:
     assert -PROGRESS_FLOOR < known < -KNOWN_WIN + 400 and Score.of(known).kind == ESTIMATE
     forced = searcher.search(Board("W:W18,25,26,27,28,29,30,31,32:B14,1"), Limits(depth=10)).score
     assert Score.of(forced) == Score(win_in(9), PROVEN)
+
+
+def test_a_score_survives_pickling() -> None:
+    import pickle
+
+    for score in (Score.of(35), Score.of(-35).for_white(False), Score(win_in(9), PROVEN)):
+        assert pickle.loads(pickle.dumps(score)) == score  # the cluster sends reports between processes

@@ -44,10 +44,11 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
                 conn, address = listener.accept()
                 if serving is not None and serving.is_alive():
                     assert served is not None
-                    if not closed_by_peer(served):
+                    if has_unread(served):  # the last client's closing words, or its leaving, not yet read
+                        serving.join(LEAVING_GRACE)
+                    if serving.is_alive():
                         refuse_busy(conn)
                         continue
-                    serving.join()  # the last client went and another came at once: its thread is ending
                 served = conn
                 serving = threading.Thread(target=follower.serve_connection, name="dxp connection",
                                            args=(conn, f"{address[0]}:{address[1]}"))
@@ -62,12 +63,17 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
         listener.close()
 
 
-def closed_by_peer(conn: socket.socket) -> bool:
-    """Whether the other side closed ``conn`` with nothing unread before its end (or ``conn``
-    is closed already): the thread serving it is about to end."""
+#: How long a new connection waits for the last one's thread, when that one has words or its
+#: end still to be read (a client that said GAMEEND and left as the next came), before "busy".
+LEAVING_GRACE = 2.0
+
+
+def has_unread(conn: socket.socket) -> bool:
+    """Whether ``conn`` has bytes or its end still to be read (or is closed already): the thread
+    serving it has work queued, as when its client has just said goodbye."""
     try:
         readable, _, _ = select.select([conn], [], [], 0)
-        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+        return bool(readable)
     except (OSError, ValueError):  # closed meanwhile by its thread
         return True
 
