@@ -133,6 +133,14 @@ def _book_file(path: str, modified: int, size: int) -> Book:
     return Book.read(path)
 
 
+def _less_overhead(limits: Limits, overhead: float) -> Limits:
+    """A copy of ``limits`` with ``overhead`` seconds taken off the move time and the clock: what
+    the client's side of the pipe or the network spends of them, which our clock cannot see."""
+    move_time = None if limits.move_time is None else max(0.001, limits.move_time - overhead)
+    clock = None if limits.clock is None else max(0.001, limits.clock - overhead)
+    return replace(limits, move_time=move_time, clock=clock)
+
+
 class _SearchJob:
     """One ``go``: what it searches, how it is bounded, and what it has said so far."""
 
@@ -274,7 +282,8 @@ class Session:
         """
         asked = time.perf_counter()  # the clock runs from here, whatever the wait for a free searcher
         searcher = self.searcher
-        job = _SearchJob(board.copy(), replace(limits), on_info, on_answer)
+        job = _SearchJob(board.copy(), _less_overhead(limits, self.settings.move_overhead_ms / 1000), on_info,
+                         on_answer)
         self._job = job
         if not job.legal:
             self._answer(job, None)

@@ -51,6 +51,9 @@ class Setting:
 SETTINGS: Final = (
     Setting("hash_mb", "search", "tt-size", "--hash", "Hash table size in MB.", 1, 4096),
     Setting("multipv", "lines", "multipv", "--multipv", "Lines reported: the best moves, each with its line.", 1, 64),
+    Setting("move_overhead_ms", "search", "move-overhead", "--move-overhead",
+            "Milliseconds kept in hand on every timed move, for delays the engine's clock cannot see "
+            "(a slow GUI, a network).", 0, 5000),
     Setting("skill", "play", "skill", "--skill", "Playing strength, 0 (weakest) to 20 (full strength).", 0, 20),
     Setting("seed", "play", "seed", "--seed", "Seed of the weakened engine's and the book's draws.", 0, 2**31 - 1),
     Setting("egdb_path", "search", "egdb-path", "--egdb", "Probe the endgame tables in this folder (see `pedina egdb`).",
@@ -68,7 +71,8 @@ class EngineSettings:
     """What the engine's user sets (see :data:`SETTINGS` for each field's bounds).
 
     ``hash_mb``: the transposition table's size in MB. ``multipv``: the root moves
-    reported, each with its line. ``skill``: 0 to 20, full strength at 20; a weaker
+    reported, each with its line. ``move_overhead_ms``: taken off every move time and
+    clock before the search sees them. ``skill``: 0 to 20, full strength at 20; a weaker
     engine caps its depth and draws its move among the near-best (see
     :class:`~pedina.search.Searcher`), seeded by ``seed``, which seeds the book's
     draws too. ``egdb_path``: the folder of endgame tables probed (empty: none).
@@ -81,6 +85,7 @@ class EngineSettings:
 
     hash_mb: int = 64
     multipv: int = 1
+    move_overhead_ms: int = 0
     skill: int = 20
     seed: int = 0
     egdb_path: str = shipped_directory()

@@ -4,6 +4,7 @@ all come from :data:`pedina.settings.SETTINGS`."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pedina.egdb import EndgameDatabaseError, shipped_directory
 from pedina.protocol.cli import main
 from pedina.protocol.hub import HubServer, declared_params, hub_parameters
 from pedina.protocol.hubline import parse_line
+from pedina.search import Info, Result
 from pedina.settings import SETTINGS, value_type
 from stub_searchers import STUB_SETTINGS, ScriptedSearcher
 
@@ -197,3 +199,39 @@ def test_a_hash_size_whose_memory_cannot_be_had_leaves_the_engine_as_it_was() ->
     errors = [line for line in lines if line.startswith("error ")]
     assert len(errors) == 1 and "tt-size" in errors[0] and "stays at 8 MB" in errors[0], lines
     assert any(line.startswith("info depth=4 ") for line in lines) and lines[-2].startswith("done move=")
+
+
+class LimitsRecorder(ScriptedSearcher):
+    """A stub that keeps the limits of every search it is asked for."""
+
+    def __init__(self, settings: EngineSettings = STUB_SETTINGS) -> None:
+        super().__init__(settings)
+        self.asked: list[Limits] = []
+
+    def script(self, board: Board, limits: Limits, on_info: Callable[[Info], None] | None) -> Result:
+        self.asked.append(limits)
+        return super().script(board, limits, None)
+
+
+def test_the_move_overhead_comes_off_every_timed_move_and_nothing_else() -> None:
+    recorder = LimitsRecorder()
+    session = Session(replace(STUB_SETTINGS, move_overhead_ms=250, book=False), searcher_factory=lambda _: recorder)
+    session.think(Board(), Limits(move_time=1.0))
+    session.think(Board(), Limits(clock=10.0, inc=0.5))
+    session.think(Board(), Limits(move_time=0.1))  # never below a millisecond
+    session.think(Board(), Limits(depth=3))
+    session.configure(replace(STUB_SETTINGS, book=False))
+    session.think(Board(), Limits(move_time=1.0))
+    assert [(limits.move_time, limits.clock, limits.inc, limits.depth) for limits in recorder.asked] == [
+        (0.75, None, 0.0, None), (None, 9.75, 0.5, None), (0.001, None, 0.0, None), (None, None, 0.0, 3),
+        (1.0, None, 0.0, None)]
+
+
+def test_the_hub_sets_the_move_overhead_within_its_bounds() -> None:
+    SettingsRecorder.made = []
+    output = io.StringIO()
+    HubServer(output, settings=STUB_SETTINGS, searcher_factory=SettingsRecorder).run(
+        ["hub", "set-param name=move-overhead value=5001", "set-param name=move-overhead value=120", "init"])
+    assert output.getvalue().count("error") == 1 and "5001" in output.getvalue()
+    assert [searcher.settings.move_overhead_ms for searcher in SettingsRecorder.made] == [120]
+    assert "--move-overhead" in option(command(("hub",)), "--move-overhead").opts
