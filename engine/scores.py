@@ -24,12 +24,14 @@ the JSON fields and the human text:
   is ``100 - N/100`` (``99.97``) as Scan writes it; a database result adds the
   field ``egdb=win`` (or ``loss``): it is exact, about ``94`` men, but says no
   number of plies. Clients ignore fields they do not know; pydraughts reads any
-  score above 90 men as a win, which both are.
+  score above 90 men as a win, which both are. A draw scores 0 whatever proves
+  it; ``egdb=draw`` marks one the tables prove (the search's root is in them).
 - Text: ``+0.35`` for an estimate, ``White wins in 5 plies`` for a proof,
-  ``White wins (endgame database)`` for a database result. An estimate, however
-  large, is never written as a win.
+  ``White wins (endgame database)`` or ``Draw (endgame database)`` for a database
+  result. An estimate, however large, is never written as a win.
 - JSON: ``score`` (the side to move's men), ``white`` (White's), ``proven``
-  (``{"winner", "plies"}``) and ``database`` (``{"winner"}``), ``null`` when not so.
+  (``{"winner", "plies"}``) and ``database`` (``{"winner"}``, ``null`` for a
+  draw), ``null`` when not so.
 
 A score read back from a Hub engine (:meth:`Score.from_hub`) takes its kind from
 the marks, not from the bands, which are this engine's own: ``egdb=`` for a
@@ -178,8 +180,11 @@ class Score:
         return Score, (self.value, self.kind)
 
     @staticmethod
-    def of(value: int) -> Score:
-        """One of this engine's scores, its kind told by its band."""
+    def of(value: int, database_draw: bool = False) -> Score:
+        """One of this engine's scores, its kind told by its band; a draw is a database result
+        only when the search says so (``database_draw``: its root is a draw in the tables)."""
+        if database_draw and value == DRAW:
+            return Score(DRAW, DATABASE)
         if proven_plies(value) is not None:
             return Score(value, PROVEN)
         if database_result(value):
@@ -193,7 +198,7 @@ class Score:
         value = hub_value(fields.get("score", ""))
         if value is None:
             return None
-        if fields.get("egdb") in ("win", "loss"):
+        if fields.get("egdb") in ("win", "loss", "draw"):
             return Score(value, DATABASE)
         return Score(value, PROVEN if proven_plies(value) is not None else ESTIMATE)
 
@@ -215,18 +220,18 @@ class Score:
 
     def hub_fields(self) -> list[tuple[str, str]]:
         """The ``info`` fields: ``score`` (men, two decimals, as Scan writes them), and
-        ``egdb=win``/``loss`` for a database result."""
+        ``egdb=win``/``loss``/``draw`` for a database result."""
         fields = [("score", f"{self.value / 100:.2f}")]
-        if self.kind == DATABASE and self.result:
-            fields.append(("egdb", "win" if self.result > 0 else "loss"))
+        if self.kind == DATABASE:
+            fields.append(("egdb", {1: "win", -1: "loss", 0: "draw"}[self.result]))
         return fields
 
     def note(self, side: str, other: str) -> str:
         """``"White wins in 5 plies"`` for a proof from ``side``'s point of view (``other``
         wins when it is a loss), ``"White wins (endgame database)"`` for a database
-        result; empty for an estimate."""
+        result, ``"Draw (endgame database)"``; empty for an estimate."""
         if not self.result:
-            return ""
+            return "Draw (endgame database)" if self.kind == DATABASE else ""
         winner = side if self.result > 0 else other
         plies = self.plies
         if plies is None:
@@ -239,14 +244,14 @@ class Score:
 
     def json_fields(self, white_to_move: bool) -> dict[str, object]:
         """``score`` (the side to move's men), ``white`` (White's men), ``proven``
-        (``{"winner", "plies"}``) and ``database`` (``{"winner"}``), ``None`` when not so;
-        this score is the side to move's."""
+        (``{"winner", "plies"}``) and ``database`` (``{"winner"}``, ``None`` for a draw), ``None``
+        when not so; this score is the side to move's."""
         white = for_white(self.value, white_to_move)
         winner = "white" if white > 0 else "black"
         plies = self.plies
         proven: dict[str, object] | None = None if plies is None else {"winner": winner, "plies": plies}
         database: dict[str, object] | None = (
-            {"winner": winner} if self.kind == DATABASE and self.result else None)
+            {"winner": winner if self.result else None} if self.kind == DATABASE else None)
         return {"score": round(self.value / 100, 2), "white": round(white / 100, 2), "proven": proven,
                 "database": database}
 

@@ -61,7 +61,7 @@ from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
 from pedina.movegen import RawMove, generate, generate_captures, generate_non_captures
 from pedina.scores import (
-    INF, MAX_PLY, NO_MOVES, database_score, from_table, loss_in, proven_plies, progress_score, to_table,
+    INF, MAX_PLY, NO_MOVES, Score, database_score, from_table, loss_in, proven_plies, progress_score, to_table,
     within_estimates,
 )
 from pedina.settings import EngineSettings
@@ -124,6 +124,11 @@ class Info:
     pv: list[Move] = field(default_factory=list)
     multipv: int = 1
     seldepth: int = 0
+    database_draw: bool = False  # the root is a draw in the endgame tables: a score of 0 is theirs
+
+    def scored(self) -> Score:
+        """The score with its kind (side to move's view), a draw of the tables marked as one."""
+        return Score.of(self.score, self.database_draw)
 
     @property
     def nps(self) -> float:
@@ -142,6 +147,11 @@ class Result:
     nodes: int
     time: float
     pv: list[Move] = field(default_factory=list)
+    database_draw: bool = False  # as :attr:`Info.database_draw`
+
+    def scored(self) -> Score:
+        """The score with its kind (side to move's view), a draw of the tables marked as one."""
+        return Score.of(self.score, self.database_draw)
 
 
 #: What a :class:`Searcher` made without settings searches with.
@@ -188,6 +198,7 @@ class Searcher:
         self.nodes = 0
         self._leaf_sum = 0
         self._seldepth = 0
+        self._database_draw = False
         self._max_nodes: int | None = None
         self._hard_deadline: float | None = None
         self._budget: TimeBudget | None = None
@@ -293,6 +304,7 @@ class Searcher:
         self.nodes = 0
         self._leaf_sum = 0
         self._seldepth = 0
+        self._database_draw = False
         self._max_nodes = limits.nodes
         self._budget = time_budget(limits)
         self._clock_start = None
@@ -321,6 +333,7 @@ class Searcher:
             probed = self._egdb.lookup(us, them, kings, white) if self._egdb is not None else None
             if probed is not None and (not probed[0] or probed[1] >= 0):
                 max_depth = 1  # every move leads into the database, which settles it
+            self._database_draw = probed is not None and not probed[0]
         if len(root_moves) == 1 and limits.on_clock:
             # Nothing to choose: a short search gives the move a true score, and it goes out at once.
             max_depth = min(max_depth, FORCED_MOVE_DEPTH)
@@ -362,8 +375,10 @@ class Searcher:
         if results_depth and self._on_info is not None and (shown is None or (shown.score, shown.pv) != (score, pv)):
             # Clients keep the last line they are sent: it must be the line played (an
             # unfinished iteration's, or a weaker skill's pick).
-            self._on_info(Info(results_depth, self._mean_depth(), score, self.nodes, elapsed, pv, 1, self._seldepth))
-        return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv)
+            self._on_info(Info(results_depth, self._mean_depth(), score, self.nodes, elapsed, pv, 1, self._seldepth,
+                               self._database_draw))
+        return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv,
+                      self._database_draw)
 
     def _begin_iteration(self, history: list[int]) -> None:
         # A method of its own: mypyc would otherwise take ``_iter_best`` for None
@@ -725,7 +740,7 @@ class Searcher:
         mean = self._mean_depth()
         for index, (score, move) in enumerate(lines, start=1):
             pv = self._pv(us, them, kings, white, move, depth + 8)
-            infos.append(Info(depth, mean, score, self.nodes, elapsed, pv, index, self._seldepth))
+            infos.append(Info(depth, mean, score, self.nodes, elapsed, pv, index, self._seldepth, self._database_draw))
         self._last_info = infos
         if self._on_info is not None:
             for info in infos:

@@ -88,6 +88,11 @@ class Line:
     nodes: int
     time: float
     pv: list[Move]
+    database_draw: bool = False  # as :attr:`pedina.search.Info.database_draw`
+
+    def scored(self) -> Score:
+        """The score with its kind (side to move's view)."""
+        return Score.of(self.score, self.database_draw)
 
 
 @dataclass
@@ -157,11 +162,13 @@ def analyse(session: Session, board: Board, limits: Limits, cancel: threading.Ev
         latest[info.multipv] = info
 
     result = session.think(board, limits, on_info, cancel).result
-    lines = [Line(i.multipv, i.score, i.depth, i.nodes, i.time, list(i.pv)) for _, i in sorted(latest.items())]
+    lines = [Line(i.multipv, i.score, i.depth, i.nodes, i.time, list(i.pv), i.database_draw)
+             for _, i in sorted(latest.items())]
     if result is not None and result.best is not None and (not lines or lines[0].pv[:1] != [result.best]):
         # The result is the authority for the main line (a search stopped before its first
         # iteration finished has reported none).
-        main = Line(1, result.score, result.depth, result.nodes, result.time, list(result.pv) or [result.best])
+        main = Line(1, result.score, result.depth, result.nodes, result.time, list(result.pv) or [result.best],
+                    result.database_draw)
         lines = [main] + [line for line in lines if line.multipv != 1]
     return lines
 
@@ -251,7 +258,7 @@ def line_json(position: Position, line: Line) -> dict[str, object]:
     """One line as JSON: scores from the side to move's view (``score``) and White's (``white``)."""
     pv = pdn_line(position, line.pv)
     return {"multipv": line.multipv, "move": pv[0] if pv else None,
-            **Score.of(line.score).json_fields(position.white_to_move), "depth": line.depth,
+            **line.scored().json_fields(position.white_to_move), "depth": line.depth,
             "nodes": line.nodes, "time": round(line.time, 3), "pv": pv}
 
 
@@ -277,7 +284,7 @@ def table_row(label: str, played: str, item: Analysed, line: Line | None) -> str
         return f"{label:>5}  {played:<12} {'':>7} {'':>5}  ({ending})"
     white = for_white(line.score, position.white_to_move)
     pv = pdn_line(position, line.pv)
-    note = Score.of(white).note("White", "Black")
+    note = line.scored().for_white(position.white_to_move).note("White", "Black")
     return (f"{label:>5}  {played:<12} {men(white):>7} {line.depth:>5}  {pv[0] if pv else '-':<12} "
             f"{' '.join(pv)}{'  (' + note + ')' if note else ''}")
 
@@ -331,7 +338,7 @@ def score_comment(item: Analysed) -> str:
     if not item.lines:
         return ending_text(item.outcome, item.position.white_to_move) if item.outcome else ""
     white = for_white(item.score, item.position.white_to_move)
-    note = Score.of(white).note("White", "Black")
+    note = item.lines[0].scored().for_white(item.position.white_to_move).note("White", "Black")
     return f"{men(white)}/{item.depth}" + (f" {note}" if note else "")
 
 

@@ -16,7 +16,7 @@ from pedina.protocol.analyze import pdn_line
 from pedina.protocol.cli import FiniteRange
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.pdnfile import PdnOut
-from pedina.scores import Score, for_white, men
+from pedina.scores import for_white, men
 
 
 #: What the words of a move's line mean, printed once before the game.
@@ -120,7 +120,7 @@ def _play(board: Board, session: Session, limits: Limits, plies: int, screen: _S
         if result is not None:
             white = for_white(result.score, position.white_to_move)
             pv = pdn_line(position, list(result.pv) or [move])
-            note = Score.of(white).note("White", "Black")
+            note = result.scored().for_white(position.white_to_move).note("White", "Black")
             depth = "book    " if answer.book else f"depth {result.depth:>2}"
             detail = (f"{'forced, ' if forced else ''}score {men(white)}"
                       f"{', ' + note if note else ''}  {depth}  pv {' '.join(pv)}")

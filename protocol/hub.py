@@ -29,7 +29,6 @@ from pedina import __version__
 from pedina.board import Board
 from pedina.move import MoveError
 from pedina.position import Position, PositionError
-from pedina.scores import Score
 from pedina.search import DEFAULT_SETTINGS, FORCED_MOVE_DEPTH, Info, Searcher
 from pedina.session import BOOK_DEPTH, JOIN_TIMEOUT, Answer, Session, SupportsSearch
 from pedina.settings import SETTINGS, EngineSettings, value_type
@@ -52,7 +51,7 @@ def format_info(info: Info, with_multipv: bool) -> str:
     """An ``info`` line as Scan prints it, plus ``multipv=`` for multi-PV searches, the score's
     marks (``egdb=``, see :meth:`pedina.scores.Score.hub_fields`) and ``book=true`` for a move
     from the opening book (depth 0, no nodes)."""
-    score, *marks = Score.of(info.score).hub_fields()
+    score, *marks = info.scored().hub_fields()
     pairs: list[tuple[str, object]] = [
         ("depth", info.depth), ("mean-depth", f"{info.mean_depth:.1f}"), score,
         ("nodes", info.nodes), ("time", f"{info.time:.3f}"), ("nps", f"{info.nps / 1e6:.3f}"),

@@ -29,7 +29,7 @@ from pedina.protocol.engine_options import engine_options
 from pedina.protocol.analyze import pdn_line
 from pedina.protocol.match.options import parse_tc
 from pedina.protocol.pdnfile import PdnOut
-from pedina.scores import Score, men
+from pedina.scores import men
 
 HELP = """\
 Type a move as 23-19 (step) or 22x13 (capture; add landing squares, 22x13x6, when two
@@ -277,7 +277,7 @@ class TerminalGame:
         if result is not None and answer.book:
             detail = f"   (from the opening book, value {men(result.score)} for Pedina)"
         elif result is not None:
-            note = Score.of(result.score).note("Pedina", "you")
+            note = result.scored().note("Pedina", "you")
             detail = f"   (score {men(result.score)} for Pedina{', ' + note if note else ''}, depth {result.depth})"
         before = self.board.position
         self.play(answer.move, "Pedina plays", detail)
@@ -324,7 +324,7 @@ class TerminalGame:
             return
         score = ""
         if answer.result is not None:
-            note = Score.of(answer.result.score).note("you", "Pedina")
+            note = answer.result.scored().note("you", "Pedina")
             score = (f"   (score {men(answer.result.score)} for you{', ' + note if note else ''}, "
                      f"depth {answer.result.depth})")
         self.say(f"Hint: {self.board.pdn(answer.move)}{score}")

@@ -32,7 +32,7 @@ from pedina.scores import (
     win_in,
     within_estimates,
 )
-from pedina.search import Searcher
+from pedina.search import Info, Searcher
 from pedina.timeman import Limits
 
 
@@ -135,3 +135,37 @@ def test_a_score_survives_pickling() -> None:
 
     for score in (Score.of(35), Score.of(-35).for_white(False), Score(win_in(9), PROVEN)):
         assert pickle.loads(pickle.dumps(score)) == score  # the cluster sends reports between processes
+
+
+def test_a_draw_of_the_tables_is_one_only_when_the_search_says_so() -> None:
+    drawn = Score.of(0, database_draw=True)
+    assert drawn == Score(0, DATABASE) and drawn.result == 0 and Score.of(12, database_draw=True) == Score.of(12)
+    assert drawn.text() == "Draw (endgame database)" and Score.of(0).text() == "+0.00"
+    assert drawn.hub_fields() == [("score", "0.00"), ("egdb", "draw")] and Score.from_hub(dict(drawn.hub_fields())) == drawn
+    assert drawn.json_fields(True)["database"] == {"winner": None} and Score.of(0).json_fields(True)["database"] is None
+
+
+@pytest.mark.parametrize("fen, drawn", [("W:WK10:BK20", True), ("B:W18,21,22,23:B5,6,7,9,10", False)])
+def test_the_search_marks_a_root_the_tables_call_drawn(fen: str, drawn: bool) -> None:
+    searcher = Searcher(EngineSettings(hash_mb=1))  # the shipped tables
+    infos: list[Info] = []
+    result = searcher.search(Board(fen), Limits(depth=3), infos.append)
+    assert result.database_draw is drawn and all(info.database_draw is drawn for info in infos)
+    assert (result.scored().note("White", "Black") == "Draw (endgame database)") is drawn
+
+
+def test_the_hub_and_the_analysis_say_a_draw_of_the_tables() -> None:
+    import io
+
+    from click.testing import CliRunner
+
+    from pedina import Position
+    from pedina.protocol.cli import main
+    from pedina.protocol.hub import HubServer
+
+    output = io.StringIO()
+    HubServer(output, settings=EngineSettings(hash_mb=1)).run(
+        ["hub", "init", f"pos pos={Position.from_fen('W:WK10:BK20').hub()}", "level depth=3", "go think"])
+    assert " egdb=draw " in output.getvalue()
+    table = CliRunner().invoke(main, ["analyze", "W:WK10:BK20", "--depth", "3"])
+    assert table.exit_code == 0 and "Draw (endgame database)" in table.output
