@@ -1,18 +1,19 @@
 """Won endings from the endgame database, played out by the engine against itself.
 
     pedina egdb build --pieces 4 --dir /tmp/eg4
-    python scripts/egdb_playout.py --egdb /tmp/eg4 --move-time 0.1
+    python scripts/egdb_playout.py --egdb /tmp/eg4 --pieces 3 --pieces 4 --move-time 0.1
 
-For each material of :data:`MATERIALS` (3 and 4 pieces), the won position with
-White to move that has the longest database distance (the first in index order
-among equals, so the same database gives the same positions) is played by two
-searchers at ``--move-time`` seconds a move, both probing the database, under the
-rules' draws (repetition, the 40-move count: 80 plies without a capture or a man
-move), for at most 200 plies. One Markdown row a position: the database's
-distance at the start (plies to the next capture or man move, or the end), the
-plies the game took, its longest run of plies without a capture or man move
-(the 40-move count's, which draws at 80), and how it ended. Progress goes to stderr. One process, one
-core.
+For each material with the given numbers of pieces in which White can win, the won
+position with the longest database distance is played out, once with White to move
+(White's longest win) and, with ``--both-sides``, once with Black to move (Black's
+longest loss: the defender moves first); the first in index order among equals, so
+the same database gives the same positions. Two searchers play at ``--move-time``
+seconds a move, both probing the database, under the rules' draws (repetition, the
+40-move count: 80 plies without a capture or a man move), for at most 200 plies.
+One Markdown row a position: the database's distance at the start (plies to the
+next capture or man move, or the end), the plies the game took, its longest run of
+plies without a capture or man move (the 40-move count's, which draws at 80), and
+how it ended. Progress goes to stderr. One process, one core.
 """
 
 from __future__ import annotations
@@ -22,36 +23,51 @@ import sys
 import time
 
 from pedina import Board, EngineSettings, Limits, Position, Searcher
-from pedina.egdb import EndgameDatabase, Signature, slice_name
+from pedina.egdb import EndgameDatabase, Signature
+from pedina.egdb.slices import all_signatures, flip_bits, flipped_signature
 from pedina.egdb.store import code_distance
 from pedina.squares import squares_of
 
-#: (signature, what it is): White's men and kings against Black's, White to move.
-MATERIALS: tuple[tuple[Signature, str], ...] = (
-    ((0, 2, 0, 1), "2 kings v king"),
-    ((1, 1, 0, 1), "king and man v king"),
-    ((0, 2, 1, 0), "2 kings v man"),
-    ((0, 3, 0, 1), "3 kings v king"),
-    ((1, 2, 0, 1), "2 kings and man v king"),
-    ((2, 1, 0, 1), "king and 2 men v king"),
-    ((0, 2, 0, 2), "2 kings v 2 kings"),
-    ((0, 2, 1, 1), "2 kings v king and man"),
-    ((1, 1, 1, 1), "king and man v king and man"),
-)
 #: Plies after which a game is stopped unfinished.
 MAX_PLIES = 200
 
 
-def longest_win(database: EndgameDatabase, signature: Signature) -> Position:
-    """The won position of ``signature`` (White to move) with the longest distance."""
+def material_name(signature: Signature) -> str:
+    """``"2 kings and man v king"`` for White's men and kings against Black's."""
+    def side(men: int, kings: int) -> str:
+        parts = [f"{count} {plural}" if count > 1 else singular
+                 for count, singular, plural in ((kings, "king", "kings"), (men, "man", "men")) if count]
+        return " and ".join(parts)
+
+    white_men, white_kings, black_men, black_kings = signature
+    return f"{side(white_men, white_kings)} v {side(black_men, black_kings)}"
+
+
+def longest_result(database: EndgameDatabase, signature: Signature, win: bool) -> Position | None:
+    """The position of ``signature``'s table (White to move) whose side to move wins (``win``)
+    or loses with the longest distance; ``None`` when there is none."""
     index, table = database.table(signature)
     codes = table.codes()
-    best = max((code for code in set(codes) if code & 1), key=lambda code: code_distance(code) or 0)
+    wanted = [code for code in set(codes) if code_distance(code) is not None and bool(code & 1) == win]
+    if not wanted:
+        return None
+    best = max(wanted, key=lambda code: code_distance(code) or 0)
     for position_index, white, black, kings in index.positions():
         if codes[position_index] == best:
             return Position.from_squares(squares_of(white & ~kings), squares_of(white & kings),
                                          squares_of(black & ~kings), squares_of(black & kings), True)
-    raise LookupError(f"{slice_name(signature)} has no won position")
+    raise AssertionError("a code of the table is at some index")
+
+
+def white_wins_black_to_move(database: EndgameDatabase, signature: Signature) -> Position | None:
+    """The longest win of White's ``signature`` with Black to move: the colour flip of the
+    longest loss in the flipped material's table (White to move there)."""
+    flipped = longest_result(database, flipped_signature(signature), win=False)
+    if flipped is None:
+        return None
+    white, black, kings = flip_bits(flipped.black), flip_bits(flipped.white), flip_bits(flipped.kings)
+    return Position.from_squares(squares_of(white & ~kings), squares_of(white & kings),
+                                 squares_of(black & ~kings), squares_of(black & kings), False)
 
 
 def play_out(database: EndgameDatabase, start: Position, move_time: float, hash_mb: int) -> tuple[Board, int]:
@@ -82,33 +98,43 @@ def ending(board: Board) -> tuple[str, bool]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--egdb", required=True, metavar="DIR", help="a folder with every table of up to 4 pieces")
+    parser.add_argument("--egdb", required=True, metavar="DIR", help="a folder with every table of the pieces played")
+    parser.add_argument("--pieces", type=int, action="append", metavar="N",
+                        help="play the materials of N pieces (repeatable; default: 3 and 4)")
+    parser.add_argument("--both-sides", action="store_true", help="also the longest win with Black to move")
     parser.add_argument("--move-time", type=float, default=0.1, help="seconds a move (default 0.1)")
     parser.add_argument("--hash", type=int, default=16, help="each searcher's hash table in MB (default 16)")
     args = parser.parse_args(argv)
-    if args.move_time <= 0 or args.hash < 1:
-        parser.error("--move-time must be positive and --hash at least 1")
+    pieces = sorted(set(args.pieces or [3, 4]))
+    if args.move_time <= 0 or args.hash < 1 or not 3 <= pieces[0] <= pieces[-1] <= 12:
+        parser.error("--move-time must be positive, --hash at least 1 and --pieces between 3 and 12")
     database = EndgameDatabase(args.egdb)
-    if database.pieces < 4:
-        sys.exit(f"egdb_playout: {args.egdb} does not hold every table of up to 4 pieces "
-                 f"(build them: pedina egdb build --pieces 4 --dir {args.egdb})")
-    print("| ending | start (White to move) | database distance | plies played | longest count (of 80) | result "
+    if database.pieces < pieces[-1]:
+        sys.exit(f"egdb_playout: {args.egdb} does not hold every table of up to {pieces[-1]} pieces "
+                 f"(build them: pedina egdb build --pieces {pieces[-1]} --dir {args.egdb})")
+    starts: list[tuple[str, Position]] = []
+    for signature in all_signatures(pieces[-1]):
+        if sum(signature) in pieces:
+            found = [longest_result(database, signature, win=True)]
+            if args.both_sides:
+                found.append(white_wins_black_to_move(database, signature))
+            starts += [(material_name(signature), start) for start in found if start is not None]
+    print("| ending | start | database distance | plies played | longest count (of 80) | result "
           "| won within the 40-move rule |")
     print("|---|---|--:|--:|--:|---|---|")
     won = 0
-    for number, (signature, name) in enumerate(MATERIALS, start=1):
-        start = longest_win(database, signature)
+    for number, (name, start) in enumerate(starts, start=1):
         value = database.probe(start)
-        assert value is not None and value.result == 1 and value.distance is not None
+        assert value is not None and value.result == (1 if start.white_to_move else -1) and value.distance is not None
         started = time.perf_counter()
         board, longest = play_out(database, start, args.move_time, args.hash)
         result, white_won = ending(board)
         won += white_won
         print(f"| {name} | `{start.fen()}` | {value.distance} | {len(board.moves)} | {longest} | {result} | "
               f"{'yes' if white_won else 'no'} |", flush=True)
-        print(f"egdb_playout: {number}/{len(MATERIALS)} {name}: {result} in {len(board.moves)} plies "
+        print(f"egdb_playout: {number}/{len(starts)} {name}: {result} in {len(board.moves)} plies "
               f"({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
-    print(f"egdb_playout: {won} of {len(MATERIALS)} won", file=sys.stderr)
+    print(f"egdb_playout: {won} of {len(starts)} won", file=sys.stderr)
     database.close()
 
 

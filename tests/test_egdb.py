@@ -763,3 +763,17 @@ def test_the_longest_four_piece_wins_are_played_out(four: str, signature: Signat
     board = played_out(database, bits_position(white, black, kings))
     outcome = board.outcome()
     assert outcome is not None and outcome.winner is True, board.moves
+
+
+def test_the_longest_three_piece_wins_are_played_out_within_the_count() -> None:
+    """scripts/egdb_playout.py, on the shipped tables: every material's longest win, with either
+    side to move, is won by the engine against itself inside the 40-move count."""
+    import sys
+
+    script = Path(__file__).parent.parent / "scripts" / "egdb_playout.py"
+    run = subprocess.run([sys.executable, str(script), "--egdb", shipped_directory(), "--pieces", "3",
+                          "--both-sides", "--move-time", "0.05"], capture_output=True, text=True, timeout=600)
+    rows = [line for line in run.stdout.splitlines() if line.startswith("| ") and "`" in line]
+    assert run.returncode == 0, run.stderr
+    assert len(rows) == 20 and {row.count("`B:") for row in rows} == {0, 1}
+    assert all(row.endswith("| White wins | yes |") for row in rows), run.stdout
