@@ -22,8 +22,8 @@ from pedina.move import Move, MoveError
 from pedina.pdn import MoveNote
 from pedina.position import Position
 from pedina.protocol.dxp.initiator import DxpClient
-from pedina.protocol.engineclient import (EngineClient, EngineCrashed, EngineError, EngineResigned, EngineTimeout,
-                                          SearchReport)
+from pedina.protocol.engineclient import (EngineAnsweredTwice, EngineClient, EngineCrashed, EngineError,
+                                          EngineResigned, EngineTimeout, EngineUnreadable, SearchReport)
 from pedina.protocol.hubclient import HubClient, seconds_text
 from pedina.scores import men
 
@@ -296,6 +296,10 @@ def _failure_reason(error: EngineError, clocked: bool) -> str:
         return "resignation"
     if isinstance(error, EngineTimeout):
         return "time forfeit" if clocked else "no answer"
+    if isinstance(error, EngineAnsweredTwice):
+        return "answered twice"
+    if isinstance(error, EngineUnreadable):
+        return "unreadable answer"
     return "protocol error"
 
 
