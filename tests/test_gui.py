@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 import socket
@@ -228,7 +229,7 @@ def test_engine_options_parse_like_the_match_runner() -> None:
     for args, error in ((["--engine", "cmd=x", "st=1"], "the time is chosen in the page"),
                         (["--engine", "cmd=a", "name=A", "--engine", "cmd=b", "name=A"], "two engines are named 'A'"),
                         (["--engine", "name=A"], "no cmd= or dxp= given"),
-                        (["--engine", "dxp=127.0.0.1:27531"], "the page drives Hub engines"),
+                        (["--engine", "dxp=127.0.0.1:0"], "bad DXP address"),
                         (["--engine", "cmd=x", "colour=red"], "unknown engine setting 'colour'")):
         result = runner.invoke(main, ["gui", *args])
         assert result.exit_code == 1 and error in result.output, result.output
@@ -660,3 +661,40 @@ def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
         assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
         assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
     run(body, [random_spec()])
+
+
+# -- engines that never hold up another page (issue 30, item 1) ---------------------------
+
+#: Threads of asyncio's default pool (concurrent.futures' default size), which every engine call
+#: shared before issue 30: one analysis held one thread for its whole length.
+DEFAULT_POOL = min(32, (os.cpu_count() or 1) + 4)
+
+
+async def _searching(page: FakePage) -> None:
+    """Wait until the page's engine is waiting for its search's end (no event announces it)."""
+    deadline = time.monotonic() + HANG
+    while not (page.table._search_slot is not None and page.table._search_slot.searching):
+        assert time.monotonic() < deadline, "the analysis did not start"
+        await asyncio.sleep(0.01)
+
+
+def test_more_pages_analysing_than_threads_hold_up_no_engine_and_all_end_with_their_pages() -> None:
+    async def main_task() -> None:
+        before = _children(os.getpid())
+        # An analysis that never ends by itself: the engine never answers go.
+        pages = [FakePage([random_spec("Endless", mode="hang")]) for _ in range(DEFAULT_POOL + 2)]
+        for page in pages:
+            page.table.welcome()
+            await page.send(type="analyse", on=True, engine=0, lines=1)
+            await page.expect("analysis", lambda m: bool(m["running"]))
+            await _searching(page)
+        engines = _children(os.getpid()) - before
+        assert len(engines) == len(pages)
+        # A new page still gets its engine, and the engine's move.
+        player = FakePage([random_spec()])
+        await player.send(type="new_game", mode="play", engine=0, colour="black", time={"kind": "move", "seconds": 0.1})
+        await player.expect("state", lambda m: len(m["moves"]) == 1)
+        # Closed, the pages end their engines (each close waits for its engine's end).
+        await asyncio.wait_for(asyncio.gather(*(page.table.close() for page in [*pages, player])), HANG)
+        assert not [pid for pid in engines if _alive(pid)]
+    asyncio.run(main_task())
