@@ -753,6 +753,7 @@ def test_a_game_against_a_dxp_engine_with_a_take_back_to_its_end(dxp_engine: Ser
     assert status == 0 and err == "", err
     games = out.splitlines()
     assert len(games) == 2 and "unfinished" in games[0] and "unfinished" not in games[1], games
+    assert re.search(r" (1-0|0-1|1/2-1/2) \(", games[1]) and "GAMEEND" in games[1], games
     requests = [line for line in dxp_engine.log_lines() if re.search(r" > R01", line)]
     assert len(requests) == 2
 

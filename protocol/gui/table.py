@@ -43,7 +43,7 @@ from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_ga
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
 from pedina.scores import Score
-from pedina.protocol.gui.engines import EngineCatalog, EngineSlot, analysis_refusal
+from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
 from pedina.protocol.hubclient import EngineError, EngineTimeout
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.play import side_name
@@ -258,6 +258,7 @@ class Table:
         self._flag_timer: asyncio.TimerHandle | None = None
         self._closing: set[asyncio.Task[None]] = set()  # engines being ended, searches given up on
         self._told_end: tuple[int, int] | None = None   # the game number and plies of the last end told
+        self._endings: set[asyncio.Task[None]] = set()   # engines being told a game's end
         self._game_slots: list[EngineSlot] = []         # the engines that played the game numbered:
         self._game_slots_of = 0
         self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[None]]] = {
@@ -315,12 +316,15 @@ class Table:
         self._send({"type": "error", "message": message})
 
     async def close(self) -> None:
-        """End every engine process of this table at once (a search waiting on one fails, unheard)."""
+        """End every engine of this table at once (a search waiting on one fails, unheard), once the
+        end of a game just over has reached them (for at most :data:`GAME_OVER_TIMEOUT` seconds)."""
         self._generation += 1
         for timer in (self._flag_timer, self._analysis_due):
             if timer is not None:
                 timer.cancel()
         task, self._search, self._search_slot = self._search, None, None
+        if self._endings:  # a game's end being told goes through first
+            await asyncio.wait(set(self._endings), timeout=GAME_OVER_TIMEOUT)
         slots, self._slots = list(self._slots.values()), {}
         await asyncio.gather(*(slot.close() for slot in slots), *self._closing)
         if task is not None:
@@ -699,7 +703,9 @@ class Table:
         start, moves = self.board.start.hub(), [move.hub() for move in self.board.moves]
         for slot in self._game_slots:
             if slot in self._slots.values() and slot.started:
-                self._keep(asyncio.get_running_loop().create_task(self._game_over(slot, start, moves, result[0])))
+                ending = asyncio.get_running_loop().create_task(self._game_over(slot, start, moves, result[0]))
+                self._endings.add(ending)
+                ending.add_done_callback(self._endings.discard)
 
     async def _game_over(self, slot: EngineSlot, start: str, moves: list[str], result: str) -> None:
         try:
