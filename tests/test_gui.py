@@ -773,3 +773,16 @@ def test_a_dxp_engine_refuses_analysis_with_a_message_and_the_page_goes_on(dxp_e
         await page.send(type="analyse", on=True, engine=1)
         await page.expect("analysis", lambda m: m["running"] and m["engine"] == "Random")
     run(body, dxp_specs(dxp_engine))
+
+
+def test_a_dxp_engine_plays_a_hub_engine_watched_to_the_end(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="watch", white=1, black=0, time={"kind": "move", "seconds": 0.1})
+        state = await page.expect("state", lambda m: m["result"] is not None)
+        assert state["players"] == {"white": "Random", "black": "D"} and len(state["moves"]) > 4
+        assert page.table.failure is None
+    run(body, dxp_specs(dxp_engine))
+    status, out, err = dxp_engine.stop()
+    assert status == 0 and err == "", err
+    games = out.splitlines()  # one status line per game: the game was played out and its end told
+    assert len(games) == 1 and "unfinished" not in games[0] and "GAMEEND" in games[0], games

@@ -19,8 +19,9 @@ A table is in one of three modes:
 Only one engine search runs at a time. Every change first halts it (``stop``, then its
 process is ended if no ``done`` comes within :data:`STOP_GRACE` seconds; a DXP engine,
 which cannot be stopped, finishes its move in the background); results of a halted
-search are dropped. When a game with engines ends, they are told (``game_over``). An engine that fails (exits, hangs, answers an illegal move)
-is reported to the page with its last lines, and its process is replaced at its next use.
+search are dropped. When a game with engines ends, they are told (``game_over``). An
+engine that fails (exits, hangs, answers an illegal move) is reported to the page with
+its last lines, and its process (or connection) is replaced at its next use.
 """
 
 from __future__ import annotations
@@ -259,7 +260,7 @@ class Table:
         self._closing: set[asyncio.Task[None]] = set()  # engines being ended, searches given up on
         self._told_end: tuple[int, int] | None = None   # the game number and plies of the last end told
         self._endings: set[asyncio.Task[None]] = set()   # engines being told a game's end
-        self._game_slots: list[EngineSlot] = []         # the engines that played the game numbered:
+        self._game_slots: list[EngineSlot] = []         # the engines that played game _game_slots_of
         self._game_slots_of = 0
         self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[None]]] = {
             "new_game": self._on_new_game, "watch": self._on_watch, "move": self._on_move,
