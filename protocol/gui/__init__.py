@@ -77,9 +77,10 @@ def gui(engines: tuple[str, ...], host: str, port: int, no_browser: bool, settin
     engine options set Pedina's own engine (an --engine takes option.NAME=VALUE instead).
 
     A DXP engine (--engine dxp=HOST:PORT, listening already) plays games and watched games,
-    one at a time: DXP carries no analysis, no parameters and no time control (its GAMEREQ
-    asks for 0 minutes, so it moves at its own move time, e.g. pedina dxp --move-time; a
-    clock chosen in the page still judges it), and it cannot be told to move now.
+    one at a time: DXP carries no analysis and no parameters, and no time per move (the
+    page's game request asks for 0 minutes, so it moves at its own move time, e.g. pedina
+    dxp --move-time; a clock chosen in the page still judges it), and it cannot be told to
+    move now.
     """
     parameters = hub_parameters(settings)
     if engines and parameters:
