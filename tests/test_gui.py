@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 import socket
@@ -37,6 +38,7 @@ from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
 from pedina.scores import PROVEN, Score
+from test_dxp import Server, start_server
 from timing import HANG, allowed, wait_until
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
@@ -228,7 +230,7 @@ def test_engine_options_parse_like_the_match_runner() -> None:
     for args, error in ((["--engine", "cmd=x", "st=1"], "the time is chosen in the page"),
                         (["--engine", "cmd=a", "name=A", "--engine", "cmd=b", "name=A"], "two engines are named 'A'"),
                         (["--engine", "name=A"], "no cmd= or dxp= given"),
-                        (["--engine", "dxp=127.0.0.1:27531"], "the page drives Hub engines"),
+                        (["--engine", "dxp=127.0.0.1:0"], "bad DXP address"),
                         (["--engine", "cmd=x", "colour=red"], "unknown engine setting 'colour'")):
         result = runner.invoke(main, ["gui", *args])
         assert result.exit_code == 1 and error in result.output, result.output
@@ -660,3 +662,127 @@ def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
         assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
         assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
     run(body, [random_spec()])
+
+
+# -- engines that never hold up another page (issue 30, item 1) ---------------------------
+
+#: Threads of asyncio's default pool (concurrent.futures' default size), which every engine call
+#: shared before issue 30: one analysis held one thread for its whole length.
+DEFAULT_POOL = min(32, (os.cpu_count() or 1) + 4)
+
+
+async def _searching(page: FakePage) -> None:
+    """Wait until the page's engine is waiting for its search's end (no event announces it)."""
+    deadline = time.monotonic() + HANG
+    while not (page.table._search_slot is not None and page.table._search_slot.searching):
+        assert time.monotonic() < deadline, "the analysis did not start"
+        await asyncio.sleep(0.01)
+
+
+def test_more_pages_analysing_than_threads_hold_up_no_engine_and_all_end_with_their_pages() -> None:
+    async def main_task() -> None:
+        before = _children(os.getpid())
+        engines: set[int] = set()
+        try:
+            # An analysis that never ends by itself: the engine never answers go.
+            pages = [FakePage([random_spec("Endless", mode="hang")]) for _ in range(DEFAULT_POOL + 2)]
+            for page in pages:
+                page.table.welcome()
+                await page.send(type="analyse", on=True, engine=0, lines=1)
+                await page.expect("analysis", lambda m: bool(m["running"]))
+                await _searching(page)
+                engines.update(_children(os.getpid()) - before)
+            assert len(engines) == len(pages)
+            # A new page still gets its engine, and the engine's move.
+            player = FakePage([random_spec()])
+            await player.send(type="new_game", mode="play", engine=0, colour="black",
+                              time={"kind": "move", "seconds": 0.1})
+            await player.expect("state", lambda m: len(m["moves"]) == 1)
+            # Closed, the pages end their engines (each close waits for its engine's end).
+            await asyncio.wait_for(asyncio.gather(*(page.table.close() for page in [*pages, player])), HANG)
+            assert not [pid for pid in engines if _alive(pid)]
+        finally:  # after a failure, no thread may stay waiting on a live engine: asyncio.run's end waits for them
+            for pid in engines | (_children(os.getpid()) - before):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    asyncio.run(main_task())
+
+
+# -- a DXP engine (issue 28) ----------------------------------------------------------------
+
+
+@pytest.fixture
+def dxp_engine(tmp_path: Path) -> Iterator[Server]:
+    """``pedina dxp`` on a free port, playing 0-minute games at 0.05 s a move."""
+    running = start_server(tmp_path / "dxp.log", "--move-time", "0.05", "--hash", "16")
+    yield running
+    if running.process.poll() is None:
+        running.stop()
+
+
+def dxp_specs(server: Server) -> list[EngineSpec]:
+    """The DXP engine ``D`` as ``--engine dxp=...`` gives it, and the random fixture engine."""
+    return [*gui_engines((f"dxp=127.0.0.1:{server.port}\0name=D",)), random_spec()]
+
+
+def test_a_game_against_a_dxp_engine_with_a_take_back_to_its_end(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black", time={"kind": "move", "seconds": 1})
+        state = await page.expect("state", lambda m: len(m["moves"]) == 1 and bool(m["legal"]))
+        assert state["players"] == {"white": "D", "black": "Player"}
+        for _ in range(2):
+            move = legal_choice(state)
+            await page.send(type="move", start=move["start"], path=move["path"])
+            state = await page.expect("state", lambda m: bool(m["legal"]) and len(m["moves"]) % 2 == 1)
+        assert len(state["moves"]) == 5
+        await page.send(type="takeback")
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        assert len(state["moves"]) == 3
+        for turn in range(400):
+            move = legal_choice(state, turn * 5)
+            await page.send(type="move", start=move["start"], path=move["path"])
+            state = await page.expect("state", lambda m: m["result"] is not None or bool(m["legal"]))
+            if state["result"]:
+                break
+        assert state["result"] is not None and state["result"]["result"] in ("1-0", "0-1", "1/2-1/2")
+        assert page.table.failure is None
+    run(body, dxp_specs(dxp_engine))
+    # The engine got the game twice (the take back asked for it anew), and was told its end.
+    status, out, err = dxp_engine.stop()
+    assert status == 0 and err == "", err
+    games = out.splitlines()
+    assert len(games) == 2 and "unfinished" in games[0] and "unfinished" not in games[1], games
+    assert re.search(r" (1-0|0-1|1/2-1/2) \(", games[1]) and "GAMEEND" in games[1], games
+    requests = [line for line in dxp_engine.log_lines() if re.search(r" > R01", line)]
+    assert len(requests) == 2
+
+
+def test_a_dxp_engine_refuses_analysis_with_a_message_and_the_page_goes_on(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        engines = page.table.catalog.as_json()
+        assert engines[0]["protocol"] == "dxp" and "DXP sends no analysis" in str(engines[0]["no_analysis"])
+        assert engines[1]["protocol"] == "hub" and engines[1]["no_analysis"] is None
+        error = await page.error(json.dumps({"type": "analyse", "on": True, "engine": 0}))
+        assert error.startswith("D is a DXP engine: DXP sends no analysis")
+        assert "it cannot play both sides" in await page.error(json.dumps(
+            {"type": "watch", "white": 0, "black": 0, "time": {"kind": "move", "seconds": 1}}))
+        await page.send(type="move", start=22, path=[18])
+        state = await page.expect("state", lambda m: len(m["moves"]) == 1)
+        assert not state["analysing"]
+        await page.send(type="analyse", on=True, engine=1)
+        await page.expect("analysis", lambda m: m["running"] and m["engine"] == "Random")
+    run(body, dxp_specs(dxp_engine))
+
+
+def test_a_dxp_engine_plays_a_hub_engine_watched_to_the_end(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="watch", white=1, black=0, time={"kind": "move", "seconds": 0.1})
+        state = await page.expect("state", lambda m: m["result"] is not None)
+        assert state["players"] == {"white": "Random", "black": "D"} and len(state["moves"]) > 4
+        assert page.table.failure is None
+    run(body, dxp_specs(dxp_engine))
+    status, out, err = dxp_engine.stop()
+    assert status == 0 and err == "", err
+    games = out.splitlines()  # one status line per game: the game was played out and its end told
+    assert len(games) == 1 and "unfinished" not in games[0] and "GAMEEND" in games[0], games

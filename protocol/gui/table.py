@@ -17,9 +17,11 @@ A table is in one of three modes:
 - ``watch``: two engines play each other from the position shown.
 
 Only one engine search runs at a time. Every change first halts it (``stop``, then its
-process is ended if no ``done`` comes within :data:`STOP_GRACE` seconds); results of a
-halted search are dropped. An engine that fails (exits, hangs, answers an illegal move)
-is reported to the page with its last lines, and its process is replaced at its next use.
+process is ended if no ``done`` comes within :data:`STOP_GRACE` seconds; a DXP engine,
+which cannot be stopped, finishes its move in the background); results of a halted
+search are dropped. When a game with engines ends, they are told (``game_over``). An
+engine that fails (exits, hangs, answers an illegal move) is reported to the page with
+its last lines, and its process (or connection) is replaced at its next use.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_ga
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
 from pedina.scores import Score
-from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
+from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
 from pedina.protocol.hubclient import EngineError, EngineTimeout
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.play import side_name
@@ -255,7 +257,11 @@ class Table:
         self._search_slot: EngineSlot | None = None
         self._generation = 0
         self._flag_timer: asyncio.TimerHandle | None = None
-        self._closing: set[asyncio.Task[None]] = set()
+        self._closing: set[asyncio.Task[None]] = set()  # engines being ended, searches given up on
+        self._told_end: tuple[int, int] | None = None   # the game number and plies of the last end told
+        self._endings: set[asyncio.Task[None]] = set()   # engines being told a game's end
+        self._game_slots: list[EngineSlot] = []         # the engines that played game _game_slots_of
+        self._game_slots_of = 0
         self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[None]]] = {
             "new_game": self._on_new_game, "watch": self._on_watch, "move": self._on_move,
             "goto": self._on_goto, "takeback": self._on_takeback, "resign": self._on_resign,
@@ -311,12 +317,15 @@ class Table:
         self._send({"type": "error", "message": message})
 
     async def close(self) -> None:
-        """End every engine process of this table at once (a search waiting on one fails, unheard)."""
+        """End every engine of this table at once (a search waiting on one fails, unheard), once the
+        end of a game just over has reached them (for at most :data:`GAME_OVER_TIMEOUT` seconds)."""
         self._generation += 1
         for timer in (self._flag_timer, self._analysis_due):
             if timer is not None:
                 timer.cancel()
         task, self._search, self._search_slot = self._search, None, None
+        if self._endings:  # a game's end being told goes through first
+            await asyncio.wait(set(self._endings), timeout=GAME_OVER_TIMEOUT)
         slots, self._slots = list(self._slots.values()), {}
         await asyncio.gather(*(slot.close() for slot in slots), *self._closing)
         if task is not None:
@@ -397,7 +406,10 @@ class Table:
         for key, held in list(self._slots.items()):
             if held is slot:
                 del self._slots[key]
-        task = asyncio.get_running_loop().create_task(slot.close())
+        self._keep(asyncio.get_running_loop().create_task(slot.close()))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """Hold ``task`` (an engine's ending, or work left to finish) until it is done; :meth:`close` waits for it."""
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -411,6 +423,9 @@ class Table:
         self._search = self._search_slot = None
         self.thinking = None
         if task is None or slot is None or task.done():
+            return
+        if not slot.stoppable:  # its move comes in its own time, dropped; the slot's next use waits for it
+            self._keep(task)
             return
         await slot.stop()
         done, _ = await asyncio.wait({task}, timeout=STOP_GRACE)
@@ -502,6 +517,10 @@ class Table:
         # With a clock the engine loses on time past its margin; a time per move only bounds the wait.
         timeout = (allowed or 0.0) + (MOVE_MARGIN if clock is not None else MOVE_TIME_SLACK)
         ply = len(self.board.moves)
+        if self._game_slots_of != self._game_number:
+            self._game_slots, self._game_slots_of = [], self._game_number
+        if slot not in self._game_slots:
+            self._game_slots.append(slot)
         try:
             await self._prepare(slot, 1, self.skill if self.mode == PLAY else None)
             if generation != self._generation:
@@ -669,7 +688,33 @@ class Table:
         }
 
     def _push_state(self) -> None:
+        self._tell_game_over()
         self._send(self.state())
+
+    def _tell_game_over(self) -> None:
+        """Tell the engines that played the game (``game_over``, in the background) that it has just
+        ended: once for each end (a take back and another end is another), and after a watched game,
+        once only (the person's moves from there are not the engines' game)."""
+        result = self.result()
+        end = (self._game_number, len(self.board.moves))
+        if result is None or self._game_slots_of != self._game_number or self._told_end == end or (
+                self.mode == FREE and self._told_end is not None and self._told_end[0] == self._game_number):
+            return
+        self._told_end = end
+        start, moves = self.board.start.hub(), [move.hub() for move in self.board.moves]
+        for slot in self._game_slots:
+            if slot in self._slots.values() and slot.started:
+                ending = asyncio.get_running_loop().create_task(self._game_over(slot, start, moves, result[0]))
+                self._endings.add(ending)
+                ending.add_done_callback(self._endings.discard)
+
+    async def _game_over(self, slot: EngineSlot, start: str, moves: list[str], result: str) -> None:
+        try:
+            await slot.game_over(start, moves, result)
+        except EngineError as error:  # the game is over anyway: a fresh engine for the next
+            _LOG.warning("%s", error)
+            if slot in self._slots.values():
+                self._discard(slot)
 
     def _notice(self, message: str) -> None:
         self._send({"type": "notice", "message": message})
@@ -710,6 +755,9 @@ class Table:
     async def _on_watch(self, message: Mapping[str, object]) -> None:
         white = self._engine_index(message, "white")
         black = self._engine_index(message, "black")
+        if white == black and self.catalog.spec(white).dxp is not None:
+            raise BadMessage(f"{self.catalog.spec(white).name} is a DXP engine, which plays one game at a time: "
+                             "it cannot play both sides")
         tc = time_control(message.get("time"))
         shown = self.board.copy()
         while len(shown.moves) > self.cursor:
@@ -836,6 +884,9 @@ class Table:
         lines = _whole(message, "lines", 1, MAX_LINES) if "lines" in message else self.analysis_lines
         if on and self._playing():
             raise BadMessage("finish the game (or resign) before analysing")
+        refusal = analysis_refusal(self.catalog.spec(engine))
+        if on and refusal is not None:
+            raise BadMessage(refusal)
         await self._halt()
         if on and self.mode != FREE:
             self.mode = FREE
@@ -848,6 +899,9 @@ class Table:
 
     async def _on_stop(self, message: Mapping[str, object]) -> None:
         if self.mode == PLAY and self._search_slot is not None:
+            if not self._search_slot.stoppable:
+                raise BadMessage(f"{self._search_slot.spec.name} is a DXP engine: DXP cannot ask it to "
+                                 "move now (it moves in its own time)")
             await self._search_slot.stop()  # "move now": the search's move is still played
             return
         if self.mode == WATCH:

@@ -365,7 +365,7 @@
     $("btn-stop-watch").hidden = state.mode !== "watch";
     for (const id of ["btn-resign", "btn-draw"]) $(id).hidden = state.mode !== "play";
     $("btn-analyse").textContent = state.analysing ? "Stop" : "Analyse";
-    $("btn-analyse").disabled = state.mode === "play" && !state.result;
+    $("btn-analyse").disabled = (state.mode === "play" && !state.result) || (!state.analysing && !!analysisRefusal());
     const failure = state.failure;
     $("failure").hidden = !failure || !failure.tail || !failure.tail.length;
     $("failure-tail").textContent = failure && failure.tail ? failure.tail.join("\n") : "";
@@ -542,6 +542,17 @@
     }
     const analyser = engines[Number($("analysis-engine").value)];
     $("analysis-lines").disabled = !(analyser && analyser.params.multipv);
+    // A DXP engine only plays: the page says so at once rather than asking the server.
+    const refusal = analysisRefusal();
+    $("analysis-note").hidden = !refusal;
+    $("analysis-note").textContent = refusal || "";
+    if (state) renderButtons();
+  }
+
+  // Why the analysis engine chosen cannot analyse ("" when it can).
+  function analysisRefusal() {
+    const analyser = engines[Number($("analysis-engine").value)];
+    return (analyser && analyser.no_analysis) || "";
   }
 
   function renderAll() {
