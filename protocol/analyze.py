@@ -509,6 +509,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                 _finish_subject(subject, analysed, settings, annotated, annotator, len(subjects) > 1, out)
             interrupted = interruption.is_set()
     finally:
+        session.close()
         if progress:
             click.echo(err=True)
         if annotated is not None:

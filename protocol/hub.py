@@ -234,14 +234,16 @@ class HubServer:
 
     def run(self, lines: Iterable[str]) -> None:
         """Handle lines until ``quit`` or the end of input, and return once the last ``go``
-        has its ``done``: at the end of input, a search its level bounds is waited for, an
-        endless one (``infinite``, ``analyze`` without a level, an unhit ponder) is stopped."""
+        has its ``done`` and the search threads have returned (:meth:`Session.close`): at the
+        end of input, a search its level bounds is waited for, an endless one (``infinite``,
+        ``analyze`` without a level, an unhit ponder) is stopped."""
         for line in lines:
             if not self.handle(line) or self._closed:
                 break
         if self._endless or self._closed:
             self._session.stop()
         self._session.wait_idle()
+        self._session.close()
 
     def handle(self, line: str) -> bool:
         """Handle one input line; ``False`` when the engine should exit."""

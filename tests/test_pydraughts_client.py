@@ -27,7 +27,7 @@ from pedina import START_HUB, Board, Position
 from pedina.move import Move
 from pedina.pdn import read_games
 from pedina.protocol.hubline import parse_line
-from timing import allowed
+from timing import allowed, starved
 
 PEDINA = shutil.which("pedina")
 RANDOM_ENGINE = Path(__file__).parent / "fixtures" / "random_engine.py"
@@ -127,7 +127,7 @@ def check_engine_log(path: Path) -> list[Search]:
     """Every search of one engine: legal position and answer, within its clock, no errors."""
     searches, errors = read_log(path)
     assert searches, f"{path.name}: no search"
-    assert errors == [], errors
+    assert [error for error in errors if not starved(error)] == [], errors
     for search in searches:
         board = board_of(search.pos)
         assert board.start.hub() == START_HUB  # pydraughts sends the whole game from the start
