@@ -12,6 +12,7 @@ takeback logic takes the side to move at the start for the engine's colour.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import os
 import random
@@ -843,6 +844,30 @@ def test_ctrl_c_during_a_game_exits_cleanly(tmp_path: Path) -> None:
     assert status == 0 and err == ""
     assert re.fullmatch(r"game 1: Pedina - raw test  \*, 0 plies, Pedina used \d+\.\d s; unfinished: interrupted\n",
                         out), out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads are listed in /proc on Linux only")
+def test_a_ctrl_c_the_kernel_gives_another_thread_still_stops_the_server(tmp_path: Path) -> None:
+    """The kernel may deliver a process's SIGINT to any of its threads, and Python then runs
+    the handler only when the main thread next runs Python code: a main thread blocked in
+    accept() for good never did (a server seen alive 20 minutes after its Ctrl-C). Here the
+    signal goes to a thread other than the main one on purpose (``tgkill``)."""
+    running = start_server(tmp_path / "dxp.log", "--move-time", "30", "--no-book")
+    client = RawClient(running.port)
+    try:
+        client.send(gamereq(follower_white=True))
+        assert client.expect("A") == GameAccept("Pedina", 0)  # the engine thinks: more threads than main
+        pid = running.process.pid
+        others = sorted(int(task) for task in os.listdir(f"/proc/{pid}/task") if int(task) != pid)
+        assert others
+        assert ctypes.CDLL(None, use_errno=True).tgkill(pid, others[-1], signal.SIGINT) == 0
+        out, err = running.process.communicate(timeout=HANG)
+    finally:
+        client.close()
+        if running.process.poll() is None:
+            running.process.kill()
+    assert running.process.returncode == 0 and err == ""
+    assert "unfinished: interrupted" in out
 
 
 # -- the session's guarantees, in process ---------------------------------------------
