@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -21,6 +22,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 import uvicorn
 from click.testing import CliRunner
@@ -28,12 +30,13 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from pedina import Board, Position, read_game, read_games
+from pedina import Board, Position, read_game, read_games, write_game
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.protocol.gui.engines import EngineCatalog
+from pedina.protocol.gui.outbox import MAX_QUEUED, Outbox
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
@@ -42,6 +45,8 @@ from test_dxp import Server, start_server
 from timing import HANG, allowed, wait_until
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
+#: CI runs the slow tests at a reduced size.
+CI = os.environ.get("PEDINA_CI") == "1"
 TOKEN = "t0ken-for-the-tests"
 
 
@@ -597,16 +602,30 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
-def test_engines_end_with_the_server() -> None:
+@contextlib.contextmanager
+def gui_process(*engine: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """``pedina gui`` as a process with the random test engine (``engine``: its options);
+    yields the process, its ``host:port`` and its token, and kills it at the end."""
     server = subprocess.Popen(
         [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
-         "--engine", f"cmd={sys.executable} {FIXTURE}", "name=R", "option.mode=hang"],
+         "--engine", f"cmd={sys.executable} {FIXTURE}", "name=R", *engine],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         url = re.search(r"http://\S+", server.stdout.readline())
         assert url, "no address printed"
-        host, token = url.group().split("/")[2], url.group().split("token=")[1]
+        yield server, url.group().split("/")[2], url.group().split("token=")[1]
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        for stream in (server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_engines_end_with_the_server() -> None:
+    with gui_process("option.mode=hang") as (server, host, token):
         with connect(f"ws://{host}/ws?token={token}", origin=Origin(f"http://{host}")) as websocket:
             websocket.send(json.dumps({"type": "new_game", "mode": "play", "engine": 0, "colour": "black",
                                     "time": {"kind": "move", "seconds": 600}}))
@@ -619,13 +638,6 @@ def test_engines_end_with_the_server() -> None:
             server.send_signal(signal.SIGINT)
             assert server.wait(timeout=HANG) == 0
         assert not [pid for pid in engines if _alive(pid)]
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.wait()
-        for stream in (server.stdout, server.stderr):
-            if stream is not None:
-                stream.close()
 
 
 def test_the_comments_of_each_games_main_line() -> None:
@@ -786,3 +798,63 @@ def test_a_dxp_engine_plays_a_hub_engine_watched_to_the_end(dxp_engine: Server) 
     assert status == 0 and err == "", err
     games = out.splitlines()  # one status line per game: the game was played out and its end told
     assert len(games) == 1 and "unfinished" not in games[0] and "GAMEEND" in games[0], games
+
+
+# -- a page that does not read ----------------------------------------------------------------
+
+
+def test_the_outbox_keeps_the_latest_of_each_kind_and_a_bounded_queue_of_the_rest() -> None:
+    async def scenario() -> None:
+        outbox = Outbox()
+        outbox.put({"type": "state", "cursor": 0})
+        outbox.put({"type": "error", "message": "first"})
+        for cursor in range(1, 10_000):
+            outbox.put({"type": "state", "cursor": cursor})
+            outbox.put({"type": "analysis", "lines": cursor})
+        for number in range(2 * MAX_QUEUED):
+            outbox.put({"type": "notice", "message": str(number)})
+        assert len(outbox) == 2 + MAX_QUEUED and outbox.dropped == MAX_QUEUED + 1
+        sent = [await outbox.get() for _ in range(len(outbox))]
+        # The latest state and analysis, where the first ones were put; the newest notices, in order.
+        assert sent[:2] == [{"type": "state", "cursor": 9_999}, {"type": "analysis", "lines": 9_999}]
+        assert [message["message"] for message in sent[2:]] == [str(n) for n in range(MAX_QUEUED, 2 * MAX_QUEUED)]
+        waiting = asyncio.ensure_future(outbox.get())
+        await asyncio.sleep(0)
+        assert not waiting.done()  # nothing to send: get waits for the next put
+        outbox.put({"type": "welcome"})
+        assert await asyncio.wait_for(waiting, HANG) == {"type": "welcome"}
+
+    asyncio.run(scenario())
+
+
+def long_commented_game(plies: int, comment: int) -> str:
+    """A PDN game of random legal moves (seeded) up to ``plies`` plies or its end, each move
+    with a comment of ``comment`` characters: a big state message for the GUI."""
+    board = Board()
+    rng = random.Random(7)
+    while len(board.moves) < plies and board.outcome() is None:
+        board.push(rng.choice(board.legal_moves()))
+    text = write_game(board, {"Event": "long"}, "*")
+    return re.sub(r"(\d+-\d+|\d+x\d+(?:x\d+)*)", lambda m: m.group(1) + " {" + "c" * comment + "}", text)
+
+
+@pytest.mark.slow
+def test_a_page_that_never_reads_does_not_grow_the_server() -> None:
+    """A page sends ``goto`` after ``goto`` on a long game and never reads: the server owes it
+    only the latest state, so its memory stays flat (it grew by gigabytes in 20 s)."""
+    seconds = 5.0 if CI else 20.0
+    with gui_process() as (server, host, token):
+        process = psutil.Process(server.pid)
+        # The client reads only what its own queue of 16 messages takes: then it stops reading.
+        with connect(f"ws://{host}/ws?token={token}", origin=Origin(f"http://{host}"), max_queue=16) as websocket:
+            websocket.send(json.dumps({"type": "load_pdn", "text": long_commented_game(200, 2000)}))
+            start = process.memory_info().rss
+            peak, sent = start, 0
+            until = time.monotonic() + seconds
+            while time.monotonic() < until:
+                websocket.send(json.dumps({"type": "goto", "ply": sent % 2}))
+                sent += 1
+                if sent % 200 == 0:
+                    peak = max(peak, process.memory_info().rss)
+        assert sent > 1000, "too few messages sent to tell"
+        assert peak - start < 32 * 2**20, f"the server grew by {(peak - start) / 2**20:.0f} MB for {sent} gotos"
