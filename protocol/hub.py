@@ -21,7 +21,7 @@ import select
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import BinaryIO, TextIO
 
@@ -247,12 +247,18 @@ def position_board(args: list[tuple[str, str | None]]) -> Board:
         board = Board(Position.from_hub(text))
     except PositionError as error:
         raise HubInputError(f"bad position: {error}") from None
-    for number, move_text in enumerate((fields.get("moves") or "").split(), start=1):
+    play_moves(board, (fields.get("moves") or "").split())
+    return board
+
+
+def play_moves(board: Board, moves: Sequence[str], first: int = 1) -> None:
+    """Play ``moves`` (Hub text) on ``board``, counted from ``first`` in the ``pos`` line's
+    ``moves=``; :class:`HubInputError` saying which move is wrong."""
+    for number, move_text in enumerate(moves, start=first):
         try:
             board.push(board.parse_move(move_text))
         except MoveError as error:
             raise HubInputError(f"move {number} of moves= ({move_text}): {error}") from None
-    return board
 
 
 def go_mode(args: list[tuple[str, str | None]]) -> str:

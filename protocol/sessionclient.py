@@ -31,7 +31,7 @@ from pedina.board import Board
 from pedina.protocol.engineclient import (TAIL_LINES, EngineCrashed, EngineError, EngineId, EngineProtocolError,
                                           EngineTimeout, SearchReport)
 from pedina.protocol.hub import (IDENTITY, apply_level, declared_params, done_line, format_info, go_mode,
-                                 position_board, search_limits, set_param)
+                                 play_moves, position_board, search_limits, set_param)
 from pedina.protocol.hubclient import handshake_params, hub_line, read_search, split_line
 from pedina.protocol.hubline import HubInputError, parse_line
 from pedina.session import Session
@@ -52,6 +52,7 @@ class SessionClient:
         # Each search's lines go to a queue of their own: a search answered after its wait ran
         # out cannot answer the next one.
         self._lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        self._last_game: tuple[str, tuple[str, ...], Board] = ("", (), Board())
 
     # -- plumbing -----------------------------------------------------------
 
@@ -129,9 +130,19 @@ class SessionClient:
             self.session.new_game()
 
     def _board(self, position: str, moves: Sequence[str]) -> Board:
-        """The board of ``position`` after ``moves``, read as the Hub engine reads ``pos``."""
+        """The board of ``position`` after ``moves``, read as the Hub engine reads ``pos``; when
+        they continue the last search's, only the moves since are read (a game is not replayed
+        from its start at every move)."""
+        args = self._send("pos", {"pos": position, "moves": " ".join(moves) if moves else None})
+        last_position, last_moves, last_board = self._last_game
         with self._engine_failures():
-            return position_board(self._send("pos", {"pos": position, "moves": " ".join(moves) if moves else None}))
+            if position == last_position and tuple(moves[:len(last_moves)]) == last_moves:
+                board = last_board.copy()
+                play_moves(board, moves[len(last_moves):], len(last_moves) + 1)
+            else:
+                board = position_board(args)
+        self._last_game = (position, tuple(moves), board)  # never changed: a continuation copies it
+        return board
 
     def start_search(self, position: str, moves: Sequence[str], level: Mapping[str, object],
                      mode: str = "think") -> float:
