@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -16,7 +17,8 @@ from pedina.protocol.match.game import TimeControl
 from pedina.protocol.match.inprocess import Player, play_searcher_game
 from pedina.protocol.match.schedule import opening_lines
 from pedina.protocol.sessionclient import SessionClient
-from pedina.session import Session
+from pedina.search import Searcher
+from pedina.session import Session, SupportsSearch
 from pedina.settings import EngineSettings
 from stub_searchers import HeldSearcher, StubbornSearcher
 from timing import HANG, allowed
@@ -27,8 +29,8 @@ START = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"
 SMALL = EngineSettings(hash_mb=4, egdb_path="", book=False)
 
 
-def in_process(settings: EngineSettings = SMALL, **session_args: object) -> SessionClient:
-    return SessionClient(Session(settings, **session_args), label="S")  # type: ignore[arg-type]
+def in_process(searcher_factory: Callable[[EngineSettings], SupportsSearch] = Searcher) -> SessionClient:
+    return SessionClient(Session(SMALL, searcher_factory=searcher_factory), label="S")
 
 
 def searches(engine: EngineClient) -> list[tuple[str, str | None, list[dict[str, str]]]]:

@@ -2,7 +2,8 @@
 
 :func:`play_hub_game` sets up the opening, asks each engine for its move in turn
 (a Hub engine gets ``pos`` with the whole game, ``level``, ``go think``; a DXP engine
-the GAMEREQ, then the opponent's moves), keeps the clocks, and
+the GAMEREQ, then the opponent's moves; an engine in this process the same as a Hub
+engine, without the process), keeps the clocks, and
 ends the game by the rules (no moves, repetition, 40-move count), by the
 maximum length, by the engines' agreeing scores, or by a failure: an illegal
 move, a crash, no answer, or a move over its time loses, and the failed
