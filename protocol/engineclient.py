@@ -2,8 +2,9 @@
 
 :class:`EngineClient` is the interface the runner drives (a game begun, a search
 started and awaited, the game's end told, the engine closed), implemented by
-:class:`~pedina.protocol.hubclient.HubClient` (a Hub engine process) and
-:class:`~pedina.protocol.dxp.initiator.DxpClient` (a running DXP engine, over TCP).
+:class:`~pedina.protocol.hubclient.HubClient` (a Hub engine process),
+:class:`~pedina.protocol.dxp.initiator.DxpClient` (a running DXP engine, over TCP) and
+:class:`~pedina.protocol.sessionclient.SessionClient` (a search session in this process).
 Every wait is bounded, and a failure is an :class:`EngineError` carrying the
 engine's last messages, so the runner can score the game and replace the engine.
 """

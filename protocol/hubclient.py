@@ -52,6 +52,67 @@ def seconds_text(value: float) -> str:
     return "0" if text in ("", "-0") else text
 
 
+def hub_line(command: str, args: Mapping[str, object] | None = None) -> str:
+    """A protocol line: ``None`` values are left out, ``True`` ones written as a bare flag."""
+    pairs = {key: value for key, value in (args or {}).items() if value is not None}
+    return " ".join([format_line(command, [(k, v) for k, v in pairs.items() if v is not True]),
+                     *(k for k, v in pairs.items() if v is True)])
+
+
+ErrorMaker = Callable[[type[EngineError], str], EngineError]
+Receiver = Callable[[float], tuple[float, str, dict[str, str]]]
+
+
+def handshake_params(declared: Mapping[str, Mapping[str, str]], params: Mapping[str, str], variant: str,
+                     error: ErrorMaker) -> list[tuple[str, str]]:
+    """The ``set-param`` names and values a handshake sends an engine that declared ``declared``
+    (name -> ``param`` arguments): ``variant`` if it declares one, then ``params``. Raises
+    ``error(EngineProtocolError, ...)`` if it does not offer ``variant`` or declare a parameter."""
+    settings: list[tuple[str, str]] = []
+    if "variant" in declared:
+        offered = declared["variant"].get("values", declared["variant"].get("value", "")).split()
+        if offered and variant not in offered:
+            raise error(EngineProtocolError, f"does not play variant {variant!r} (offers {' '.join(offered)})")
+        settings.append(("variant", variant))
+    for name, value in params.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise error(EngineProtocolError, f"has no parameter {name!r} (it declares: {known})")
+        settings.append((name, value))
+    return settings
+
+
+def read_search(receive: Receiver, started: float, timeout: float,
+                on_info: Callable[[dict[str, str]], None] | None, error: ErrorMaker) -> SearchReport:
+    """The report of the search begun at ``started``, from the ``info`` lines up to its ``done``,
+    each read by ``receive(deadline)`` (arrival time, command word, arguments) until ``started +
+    timeout``; each ``info``'s arguments also go to ``on_info``. A ``done`` without a move raises
+    ``error(EngineProtocolError, ...)``."""
+    report = SearchReport(move="", ponder=None, elapsed=0.0)
+    deadline = started + timeout
+    while True:
+        stamp, command, args = receive(deadline)
+        if command == "info":
+            report.infos += 1
+            if "score" in args:
+                report.score = Score.from_hub(args)
+            if args.get("depth", "").isdigit():
+                report.depth = int(args["depth"])
+            if args.get("nodes", "").isdigit():
+                report.nodes = int(args["nodes"])
+            report.pv = args.get("pv", report.pv)
+            report.book = args.get("book") == "true"
+            if on_info is not None:
+                on_info(args)
+        elif command == "done":
+            move = args.get("move")
+            if not move:
+                raise error(EngineProtocolError, "answered 'done' without a move")
+            report.move, report.ponder = move, args.get("ponder") or None
+            report.elapsed = stamp - started
+            return report
+
+
 #: Seconds an engine has to answer the handshake's ``ping`` (else it is driven without fences)
 #: and each fence's (it has just answered, and has nothing else to do).
 PING_TIMEOUT = 5.0
@@ -128,9 +189,7 @@ class HubClient:
 
         Raises :class:`EngineCrashed` if the engine is gone.
         """
-        pairs = {key: value for key, value in (args or {}).items() if value is not None}
-        line = " ".join([format_line(command, [(k, v) for k, v in pairs.items() if v is not True]),
-                         *(k for k, v in pairs.items() if v is True)])
+        line = hub_line(command, args)
         with self._lock:
             self._tail.append("> " + line)
         stdin = self.process.stdin
@@ -226,18 +285,7 @@ class HubClient:
                 self.id.params[args["name"]] = args
             elif command == "wait":
                 break
-        declared = self.id.params
-        if "variant" in declared:
-            offered = declared["variant"].get("values", declared["variant"].get("value", "")).split()
-            if offered and variant not in offered:
-                raise self._error(EngineProtocolError, f"does not play variant {variant!r} "
-                                                       f"(offers {' '.join(offered)})")
-            self.send("set-param", {"name": "variant", "value": variant})
-        for name, value in (params or {}).items():
-            if name not in declared:
-                known = ", ".join(sorted(declared)) or "none"
-                raise self._error(EngineProtocolError,
-                                  f"has no parameter {name!r} (it declares: {known})")
+        for name, value in handshake_params(self.id.params, params or {}, variant, self._error):
             self.send("set-param", {"name": name, "value": value})
         self.send("init")
         while True:
@@ -301,30 +349,10 @@ class HubClient:
         :class:`EngineCrashed` when the engine exits, :class:`EngineProtocolError` for a ``done``
         without a move.
         """
-        report = SearchReport(move="", ponder=None, elapsed=0.0)
-        deadline = started + timeout
-        while True:
-            stamp, command, args = self.receive(deadline, readable=True)
-            if command == "info":
-                report.infos += 1
-                if "score" in args:
-                    report.score = Score.from_hub(args)
-                if args.get("depth", "").isdigit():
-                    report.depth = int(args["depth"])
-                if args.get("nodes", "").isdigit():
-                    report.nodes = int(args["nodes"])
-                report.pv = args.get("pv", report.pv)
-                report.book = args.get("book") == "true"
-                if on_info is not None:
-                    on_info(args)
-            elif command == "done":
-                move = args.get("move")
-                if not move:
-                    raise self._error(EngineProtocolError, "answered 'done' without a move")
-                report.move, report.ponder = move, args.get("ponder") or None
-                report.elapsed = stamp - started
-                self._fence()
-                return report
+        report = read_search(lambda deadline: self.receive(deadline, readable=True), started, timeout, on_info,
+                             self._error)
+        self._fence()
+        return report
 
     def game_over(self, position: str, moves: Sequence[str], result: str, timeout: float) -> None:
         """Nothing to send: the Hub protocol has no game end (the next ``new-game`` begins another)."""
@@ -367,4 +395,4 @@ class HubClient:
 
 
 __all__ = ["EngineCrashed", "EngineError", "EngineId", "EngineProtocolError", "EngineTimeout", "HubClient",
-           "SearchReport", "TAIL_LINES", "seconds_text", "split_line"]
+           "SearchReport", "TAIL_LINES", "handshake_params", "hub_line", "read_search", "seconds_text", "split_line"]
