@@ -22,8 +22,9 @@ The outputs go together:
   review shares);
 - ``--plot FILE``: a picture of the evaluation over each game, the marked moves shown.
 
-With games, the table ends each with a line per player: the inaccuracies,
-mistakes and blunders, and the average loss in men (``summary`` in JSON).
+With games, the table ends each with a line per player (the inaccuracies,
+mistakes and blunders, and the average loss in men; ``summary`` in JSON), then
+its result.
 
 Ctrl-C (or SIGTERM) stops the analysis: every output keeps what was finished
 (the annotated PDN has every move, annotated as far as the analysis went) and
@@ -422,15 +423,15 @@ def _in_book(book: Book | None, board: Board, move: Move | None) -> bool:
 
 def _finish_subject(subject: Subject, analysed: list[Analysed], settings: AnalysisSettings, annotated: IO[str] | None,
                     tag: str, several: bool, out: TextIO) -> None:
-    """What is written once a subject is analysed (or interrupted): the table's result line and
-    the players' summaries, the annotated game (``tag`` its annotator), the picture."""
-    if settings.table and subject.result is not None and len(analysed) == len(subject.board.moves) + 1:
-        _emit(out, f"result {subject.result}")
+    """What is written once a subject is analysed (or interrupted): the table's players'
+    summaries and result line, the annotated game (``tag`` its annotator), the picture."""
     if settings.table and subject.result is not None:
         summaries = summarise(assess(analysed, settings.thresholds))
         for white in (True, False):
             _emit(out, f"{'White' if white else 'Black'} ({subject.headers.get('White' if white else 'Black', '?')}): "
                        f"{summaries[white].text()}")
+        if len(analysed) == len(subject.board.moves) + 1:
+            _emit(out, f"result {subject.result}")
     if annotated is not None and subject.result is not None:
         _append_game(annotated, annotated_game(subject.board, subject.headers, subject.result, analysed,
                                                settings.thresholds, tag))

@@ -57,7 +57,9 @@ def test_analyze_marks_inaccuracies_and_sums_up_each_player(tmp_path: Path) -> N
     done = analyze(str(MATCH_GAME), "--depth", str(REVIEW_DEPTH), "--no-book", "--annotate", str(out))
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    summary = {line.split()[0]: line for line in done.stdout.splitlines()[-2:]}
+    *_, white, black, result = done.stdout.splitlines()
+    assert result == "result 1-0"
+    summary = {line.split()[0]: line for line in (white, black)}
     for side, player in (("White", "Full"), ("Black", "Skill8")):
         line = summary[side]
         assert line.startswith(f"{side} ({player}): ")
