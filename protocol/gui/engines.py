@@ -199,6 +199,11 @@ class EngineSlot:
             await in_own_thread(lambda: client.set_param(name, value))
         self._values[name] = value
 
+    def forget_game(self) -> None:
+        """Have the next :meth:`new_game` reach the engine whatever its number, so that it starts
+        from nothing (a game review, which must find what a fresh engine finds)."""
+        self._game = None
+
     async def new_game(self, number: int) -> None:
         """A new game once for each game ``number`` (the caller's count), so the engine forgets the others."""
         client = self._running()

@@ -16,8 +16,8 @@ from collections import OrderedDict
 from typing import Final
 
 #: Kinds of message of which only the latest counts: the whole state, the analysis lines,
-#: the engine list, a saved game's text, a loaded file's list of games.
-LATEST_ONLY: Final = frozenset({"state", "analysis", "engines", "pdn", "pdn_games"})
+#: the engine list, a saved game's text, a loaded file's list of games, the game review.
+LATEST_ONLY: Final = frozenset({"state", "analysis", "engines", "pdn", "pdn_games", "review"})
 #: The most messages of the other kinds waiting at once.
 MAX_QUEUED: Final = 64
 

@@ -39,12 +39,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pedina.board import Board, Outcome, Termination
-from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
+from pedina.move import Move, MoveError, format_pdn, legal_moves
 from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.position import Position, PositionError
 from pedina.scores import Score
 from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
+from pedina.protocol.gui.game_review import (MAX_REVIEW_DEPTH, MAX_REVIEW_TIME, GameReview, moves_json, pv_moves,
+                                             review_line)
 from pedina.protocol.hubclient import EngineError, EngineTimeout
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.play import side_name
@@ -180,16 +182,12 @@ def move_json(move: Move, text: str) -> dict[str, object]:
 
 def pv_json(position: Position, pv: str) -> list[dict[str, object]]:
     """The legal prefix of a principal variation (Hub move text), at most :data:`MAX_PV` moves."""
-    moves: list[dict[str, object]] = []
-    for word in pv.split()[:MAX_PV]:
-        legal = legal_moves(position)
-        try:
-            move = parse_move(position, word, legal)
-        except MoveError:
-            break
-        moves.append(move_json(move, format_pdn(move, legal)))
-        position = position.play(move)
-    return moves
+    return line_json(position, pv_moves(position, pv, MAX_PV))
+
+
+def line_json(position: Position, moves: list[Move]) -> list[dict[str, object]]:
+    """The moves of a line from ``position`` for the page."""
+    return moves_json(position, moves, move_json)
 
 
 def rules_reason(board: Board, outcome: Outcome) -> str:
@@ -251,6 +249,7 @@ class Table:
         self._stats: dict[str, object] = {}
         self._analysis_due: asyncio.TimerHandle | None = None
         self.pdn_choices: list[tuple[PdnGame, list[str]]] = []  # a file's games, with their comments
+        self.review: GameReview | None = None          # the last review of the game shown (running or not)
         self._game_number = 0
         self._slots: dict[tuple[int, int], EngineSlot] = {}
         self._search: asyncio.Task[None] | None = None
@@ -267,7 +266,8 @@ class Table:
             "goto": self._on_goto, "takeback": self._on_takeback, "resign": self._on_resign,
             "draw": self._on_draw, "engine_move": self._on_engine_move, "analyse": self._on_analyse,
             "stop": self._on_stop, "setup": self._on_setup, "load_pdn": self._on_load_pdn,
-            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore}
+            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore,
+            "review": self._on_review, "review_pdn": self._on_review_pdn}
 
     # -- entry points ----------------------------------------------------------------
 
@@ -286,7 +286,9 @@ class Table:
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
-        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game).
+        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game),
+        ``review`` (``depth`` or ``time`` a position, ``engine``: the game review, see
+        :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN).
         """
         try:
             message = json.loads(text)
@@ -689,6 +691,9 @@ class Table:
 
     def _push_state(self) -> None:
         self._tell_game_over()
+        if self.review is not None and not self.review.about(self.board):  # another game now
+            self.review = None
+            self._push_review()
         self._send(self.state())
 
     def _tell_game_over(self) -> None:
@@ -811,7 +816,7 @@ class Table:
 
     async def _on_goto(self, message: Mapping[str, object]) -> None:
         ply = _whole(message, "ply", 0, len(self.board.moves))
-        if self.mode == FREE:
+        if self.mode == FREE and not self._reviewing():  # a review goes on through the game
             await self._halt()
             self.cursor = ply
             self._schedule()
@@ -915,6 +920,10 @@ class Table:
             self._push_analysis(False)
             self._push_state()
             return
+        if self._reviewing():
+            await self._halt()  # the review keeps the positions it finished
+            self._push_state()
+            return
         raise BadMessage("nothing to stop")
 
     async def _on_setup(self, message: Mapping[str, object]) -> None:
@@ -1001,15 +1010,107 @@ class Table:
         comments = _texts(message, "comments", MAX_RESTORED_MOVES)
         await self._load(PdnGame(headers, board, result), comments)
 
-    async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
+    def _pdn_tags(self) -> tuple[dict[str, str], str]:
+        """The tags a saved game gets (its own, the event, the date, the players) and its result."""
         headers = dict(self.headers)
         headers.setdefault("Event", "Pedina GUI")
         headers.setdefault("Date", datetime.date.today().strftime("%Y.%m.%d"))
         headers["White"], headers["Black"] = self.players[True], self.players[False]
         result = self.result()
+        return headers, result[0] if result else "*"
+
+    async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
+        headers, result = self._pdn_tags()
         notes = [MoveNote(comment=comment) if comment else None for comment in self.comments]
-        text = write_game(self.board, headers, result[0] if result else "*", notes)
+        text = write_game(self.board, headers, result, notes)
         self._send({"type": "pdn", "text": text})
+
+    # -- the game review -------------------------------------------------------------------
+
+    def _reviewing(self) -> bool:
+        return self.review is not None and self.review.running
+
+    async def _on_review(self, message: Mapping[str, object]) -> None:
+        """Review the game shown: the engine (``engine``, else the analysis engine's) analyses
+        every position in turn at a ``depth`` or a ``time`` (seconds) a position, and each answer
+        goes to the page as a ``review`` message (progress, marks, summaries) with the graph's
+        scores. The person may go through the game meanwhile; any other change, a ``stop``, a
+        new game or a load ends it, keeping what was finished."""
+        engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
+        depth = _whole(message, "depth", 1, MAX_REVIEW_DEPTH) if "depth" in message else None
+        move_time = _number(message, "time", 0.05, MAX_REVIEW_TIME) if "time" in message else None
+        if (depth is None) == (move_time is None):
+            raise BadMessage("a review needs a depth or a time a position (one of them)")
+        if self.mode == WATCH:
+            raise BadMessage("the engines are playing: stop them before reviewing the game")
+        if self._playing():
+            raise BadMessage("finish the game (or resign) before reviewing it")
+        refusal = analysis_refusal(self.catalog.spec(engine))
+        if refusal is not None:
+            raise BadMessage(refusal)
+        if not self.board.moves:
+            raise BadMessage("there is no move to review: play or load a game first")
+        await self._halt()
+        was_analysing = self.analysing
+        self.mode, self.analysing, self.failure = FREE, False, None
+        self.review = GameReview(self.board, self.catalog.spec(engine).name, depth, move_time)
+        self._start_search(self._slot(engine, 0), self._review)
+        if was_analysing:
+            self._push_analysis(False)
+        self._push_review()
+        self._push_state()
+
+    async def _review(self, generation: int, slot: EngineSlot) -> None:
+        """Analyse the positions of :attr:`review` in turn, from a fresh game in the engine (its
+        hash table empty, as ``pedina analyze`` starts), until all are done or the table moves on."""
+        review = self.review
+        assert review is not None
+        try:
+            slot.forget_game()
+            await self._prepare(slot, 1, None)
+            ident = self.catalog.listings[slot.index].ident
+            if ident is not None and ident.name:
+                review.engine = f"{ident.name} {ident.version}".strip()
+            timeout = MOVE_TIME_SLACK + (review.move_time or ANALYSIS_TIMEOUT)
+            board = review.next_board()
+            while board is not None and generation == self._generation:
+                ply = len(board.moves)
+                line = None
+                if board.outcome() is None:
+                    report = await slot.search(board.start.hub(), [move.hub() for move in board.moves],
+                                               review.level(), "analyze", timeout, lambda args: None)
+                    if generation != self._generation:
+                        break  # stopped: this position was not searched through
+                    line = review_line(board.position, report, MAX_PV)
+                    if line is None:
+                        review.problem = f"{slot.spec.name} gave no score for position {ply}"
+                        self.error(f"the review stopped: {review.problem}")
+                        break
+                review.add(board, line)
+                self.evals[ply] = review.white_score(ply)
+                self._push_review()
+                board = review.next_board()
+        except EngineError as error:
+            if generation == self._generation:
+                review.problem = str(error)
+                self._fail(slot, str(error), error.tail)
+                self._after_failure()
+        finally:
+            review.running = False
+            if self.review is review:
+                self._push_review()
+
+    def _push_review(self) -> None:
+        """The ``review`` message: the review (``null`` when there is none) and the graph's scores."""
+        review = None if self.review is None else self.review.as_json(line_json, score_json)
+        self._send({"type": "review", "review": review, "game": self._game_number,
+                    "evals": [score_json(score) for score in self.evals]})
+
+    async def _on_review_pdn(self, message: Mapping[str, object]) -> None:
+        if self.review is None or not self.review.analysed:
+            raise BadMessage("review the game first: there is no annotation yet")
+        headers, result = self._pdn_tags()
+        self._send({"type": "pdn", "text": self.review.annotated(headers, result), "annotated": True})
 
 
 def _illegal_reason(wanted: Move, legal: list[Move]) -> str:

@@ -18,6 +18,7 @@
   let socket = null;
   let state = null;            // the last "state" message
   let analysis = null;         // the last "analysis" message
+  let review = null;           // the game review of the last "review" message (null: none)
   let engines = [];            // the engines of the command line
   let flipped = false;
   let entry = null;            // a move being entered: {start, path: [landing squares so far]}
@@ -277,6 +278,8 @@
     if (flash && performance.now() < flash.until) marks.flash = flash.square;
     const line = analysis && analysis.ply === state.cursor && analysis.lines.length ? analysis.lines[0] : null;
     if (line && line.pv.length && state.analysing && !entry) marks.arrow = line.pv[0];
+    const marked = markAt(state.cursor);
+    if (!marks.arrow && marked && marked.better.length && !entry && !pending) marks.arrow = marked.better[0];
     const board = $("board");
     drawBoard(board, position, marks);
     board.dataset.position = state.position;
@@ -389,6 +392,16 @@
           cell.className = "mv" + (state.cursor === ply + 1 ? " current" : "");
           cell.textContent = moves[ply].text;
           cell.dataset.ply = String(ply + 1);
+          const marked = markAt(ply);
+          if (marked) {
+            // The mark itself leads to the position before the move, where the better line is shown.
+            const nag = document.createElement("span");
+            nag.className = `nag nag-${marked.nag}`;
+            nag.textContent = marked.mark;
+            nag.title = `lost ${marked.loss.toFixed(2)} men: click for the better line`;
+            nag.addEventListener("click", (event) => { event.stopPropagation(); goto(ply); });
+            cell.appendChild(nag);
+          }
           if (state.comments[ply]) cell.title = state.comments[ply];
           cell.addEventListener("click", () => goto(ply + 1));
         } else {
@@ -437,6 +450,13 @@
         const title = el("title", {}, dot);
         title.textContent = `position ${ply}: ${scoreText(score)}`;
       }
+    }
+    for (const marked of review ? review.marks : []) {
+      const score = evals[marked.ply + 1];
+      if (!score) continue;
+      const dot = el("circle", {cx: x(marked.ply + 1), cy: y(score), r: 4.5, class: `graph-mark-${marked.nag}`,
+                                "data-mark": marked.ply}, svg);
+      el("title", {}, dot).textContent = `${marked.mark} lost ${marked.loss.toFixed(2)} men`;
     }
     el("line", {x1: x(state.cursor), x2: x(state.cursor), y1: 0, y2: height, class: "graph-cursor"}, svg);
     const top = el("text", {x: 3, y: pad + 4, class: "graph-label"}, svg);
@@ -508,6 +528,72 @@
     return words.join(" ");
   }
 
+  // The mark of the move played from position ``ply`` in the review shown, or null.
+  function markAt(ply) {
+    return review ? review.marks.find((marked) => marked.ply === ply) || null : null;
+  }
+
+  function moveLabel(ply) {
+    return numbered([state.moves[ply].text], ply, state.start_fen[0] === "W").replace(/ .*/, "");
+  }
+
+  function renderReview() {
+    const running = Boolean(review && review.running);
+    $("btn-review").textContent = running ? "Stop the review" : "Review the game";
+    $("btn-review").disabled = !running && ((state.mode === "play" && !state.result) || state.mode === "watch" ||
+                                            !state.moves.length || !!analysisRefusal());
+    $("btn-review-pdn").disabled = !review || !review.done;
+    $("review-progress-row").hidden = !review;
+    $("review-summary").hidden = !review;
+    const panel = $("review-panel");
+    panel.dataset.running = running ? "1" : "0";
+    panel.dataset.done = review ? String(review.done) : "";
+    const list = $("review-marks");
+    list.replaceChildren();
+    $("review-better").textContent = "";
+    if (!review) return;
+    $("review-progress").max = review.total;
+    $("review-progress").value = review.done;
+    const finished = review.done === review.total ? "done" : running ? "reviewing…" : "stopped";
+    $("review-status").textContent = `${review.engine}, ${review.strength}: ${review.done}/${review.total} positions, ` +
+      finished + (review.problem ? ` (${review.problem})` : "");
+    const body = $("review-summary").querySelector("tbody");
+    body.replaceChildren();
+    for (const side of ["white", "black"]) {
+      const row = document.createElement("tr");
+      const sum = review.summary[side];
+      const name = state.players[side];
+      row.dataset.side = side;
+      for (const text of [sideName(side === "white") + (name && name !== "?" ? ` (${name})` : ""), sum.inaccuracies,
+                          sum.mistakes, sum.blunders, `${sum.average_loss.toFixed(2)} men`]) {
+        const cell = document.createElement("td");
+        cell.textContent = String(text);
+        row.appendChild(cell);
+      }
+      body.appendChild(row);
+    }
+    const whiteFirst = state.start_fen[0] === "W";
+    for (const marked of review.marks) {
+      if (marked.ply >= state.moves.length) continue;
+      const item = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.mark = String(marked.ply);
+      button.className = marked.ply === state.cursor ? "current" : "";
+      button.textContent = `${moveLabel(marked.ply)} ${state.moves[marked.ply].text}${marked.mark}`;
+      button.title = `lost ${marked.loss.toFixed(2)} men: show the position with the better line`;
+      button.addEventListener("click", () => goto(marked.ply));
+      item.appendChild(button);
+      list.appendChild(item);
+    }
+    const marked = markAt(state.cursor);
+    if (marked && marked.ply < state.moves.length) {
+      $("review-better").textContent = `${moveLabel(marked.ply)} ${state.moves[marked.ply].text}${marked.mark} ` +
+        `lost ${marked.loss.toFixed(2)} men. Better: ${numbered(marked.better.map((move) => move.text), marked.ply, whiteFirst)}` +
+        (marked.better_score ? ` (${scoreText(marked.better_score)})` : "");
+    }
+  }
+
   function renderEngines() {
     for (const id of ["analysis-engine", "new-engine", "watch-white", "watch-black"]) {
       const select = $(id);
@@ -546,7 +632,7 @@
     const refusal = analysisRefusal();
     $("analysis-note").hidden = !refusal;
     $("analysis-note").textContent = refusal || "";
-    if (state) renderButtons();
+    if (state) { renderButtons(); renderReview(); }
   }
 
   // Why the analysis engine chosen cannot analyse ("" when it can).
@@ -566,6 +652,7 @@
     renderGraph();
     renderEvalBar();
     renderAnalysis();
+    renderReview();
     $("fen").textContent = state.fen;
   }
 
@@ -658,6 +745,10 @@
         if (state) { state.evals = message.evals; renderGraph(); renderEvalBar(); render(); }
         renderAnalysis();
         break;
+      case "review":
+        review = message.review;
+        if (state && message.game === state.game) { state.evals = message.evals; renderAll(); }
+        break;
       case "error":
         kept = null;  // a kept game the server refused is dropped
         if (setupPending) {
@@ -671,8 +762,8 @@
         say(message.message);
         break;
       case "pdn":
-        download(message.text);
-        say("Game saved as PDN.");
+        download(message.text, message.annotated ? "-review" : "");
+        say(message.annotated ? "The reviewed game saved as annotated PDN." : "Game saved as PDN.");
         break;
       case "pdn_games":
         choosePdnGame(message.games);
@@ -708,11 +799,11 @@
     return btoa(chunks.join(""));
   }
 
-  function download(text) {
+  function download(text, suffix) {
     const blob = new Blob([text], {type: "application/x-pdn"});
     const link = document.createElement("a");
     const players = state ? `${state.players.white}-${state.players.black}`.replace(/[^A-Za-z0-9_-]+/g, "_") : "game";
-    link.download = `pedina-${players}.pdn`;
+    link.download = `pedina-${players}${suffix}.pdn`;
     link.href = URL.createObjectURL(blob);
     document.body.appendChild(link);
     link.click();
@@ -962,6 +1053,15 @@
     });
     $("pdn-cancel").addEventListener("click", () => $("dlg-pdn").close());
     $("btn-save").addEventListener("click", () => send({type: "save_pdn"}));
+    $("btn-review").addEventListener("click", () => {
+      if (review && review.running) { send({type: "stop"}); return; }
+      const [kind, value] = $("review-strength").value.split(":");
+      const message = {type: "review", engine: Number($("analysis-engine").value)};
+      message[kind] = Number(value);
+      analysis = null;
+      send(message);
+    });
+    $("btn-review-pdn").addEventListener("click", () => send({type: "review_pdn"}));
 
     setInterval(renderClocks, 100);
   }
