@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose
 
 from pedina.protocol.gui.engines import EngineCatalog
+from pedina.protocol.gui.outbox import Outbox
 from pedina.protocol.gui.table import MAX_PDN, Table
 
 #: The page's files: name -> media type (nothing else is served).
@@ -147,14 +148,13 @@ def create_app(catalog: EngineCatalog, token: str, port: int, *, loopback: bool 
 
     async def connection(websocket: WebSocket) -> None:
         await websocket.accept()
-        outbox: asyncio.Queue[dict[str, object]] = asyncio.Queue()
-        table = Table(catalog, outbox.put_nowait)
+        outbox = Outbox()
+        table = Table(catalog, outbox.put)
         tables.add(table)
 
         async def write() -> None:
             while True:
-                message = await outbox.get()
-                await websocket.send_text(json.dumps(message))
+                await websocket.send_text(await outbox.next_text())
 
         writer = asyncio.create_task(write())
         table.welcome()
@@ -171,6 +171,9 @@ def create_app(catalog: EngineCatalog, token: str, port: int, *, loopback: bool 
                         table.error("a message nested too deeply")
                 else:
                     table.error("messages must be JSON text")
+                if outbox.overflowed:
+                    _LOG.warning("dropped a page that does not read what it is sent")
+                    break
         finally:
             tables.discard(table)
             await table.close()
