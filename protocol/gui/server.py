@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import json
 import logging
 import secrets
 import socket
