@@ -10,7 +10,7 @@ import json
 import random
 import threading
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import pytest
@@ -43,7 +43,7 @@ def plies_of(text: str) -> int:
 
 
 async def serve_page(inbound: list[dict[str, Any]], on_receive: Callable[[int], None],
-                     reading: bool) -> list[dict[str, Any]]:
+                     reading: bool) -> list[MutableMapping[str, Any]]:
     """Run one WebSocket connection of the application to its end: the page sends the ASGI
     events ``inbound`` (then disconnects), ``on_receive(n)`` is called when the server asks for
     its n-th event (all before it handled), and the page reads what it is sent only if
@@ -56,7 +56,7 @@ async def serve_page(inbound: list[dict[str, Any]], on_receive: Callable[[int], 
              "subprotocols": [], "app": None}
     events = [{"type": "websocket.connect"}, *inbound]
     asked = 0
-    got: list[dict[str, Any]] = []
+    got: list[MutableMapping[str, Any]] = []
     never = asyncio.Event()
 
     async def receive() -> dict[str, Any]:
@@ -65,7 +65,7 @@ async def serve_page(inbound: list[dict[str, Any]], on_receive: Callable[[int], 
         on_receive(asked)
         return events[asked - 1] if asked <= len(events) else {"type": "websocket.disconnect", "code": 1000}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         got.append(message)
         if message["type"] == "websocket.send" and not reading:
             await never.wait()
@@ -118,7 +118,8 @@ def apply_changes(old: list[Any], changes: dict[str, Any]) -> list[Any]:
     new = old[:changes["keep"]]
     for index, value in changes["set"]:
         new[index] = value
-    return new + changes["add"]
+    added: list[Any] = changes["add"]
+    return new + added
 
 
 def test_list_changes_rebuild_the_list() -> None:
@@ -182,8 +183,7 @@ def test_a_long_game_is_sent_once_then_only_what_changed() -> None:
 
 def test_reading_a_pdn_leaves_the_other_pages_served(monkeypatch: pytest.MonkeyPatch) -> None:
     # On 7ffa4be the PDN was read on the event loop: no other page was answered until it was read.
-    from pedina.protocol.gui import table as table_module
-    read = table_module.read_games
+    from pedina.pdn import read_games as read
     go_on = threading.Event()
     released: list[bool] = []
 
@@ -191,7 +191,7 @@ def test_reading_a_pdn_leaves_the_other_pages_served(monkeypatch: pytest.MonkeyP
         released.append(go_on.wait(HANG))
         return read(text)
 
-    monkeypatch.setattr(table_module, "read_games", slow_read)
+    monkeypatch.setattr("pedina.protocol.gui.table.read_games", slow_read)
 
     async def main() -> None:
         loader, other = FakePage([random_spec()]), FakePage([random_spec()])
