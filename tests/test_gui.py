@@ -36,7 +36,6 @@ from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
 from pedina.protocol.gui.comments import comment_score, read_comments
 from pedina.protocol.gui.engines import EngineCatalog
-from pedina.protocol.gui.outbox import MAX_QUEUED, Outbox
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
@@ -801,30 +800,6 @@ def test_a_dxp_engine_plays_a_hub_engine_watched_to_the_end(dxp_engine: Server) 
 
 
 # -- a page that does not read ----------------------------------------------------------------
-
-
-def test_the_outbox_keeps_the_latest_of_each_kind_and_a_bounded_queue_of_the_rest() -> None:
-    async def scenario() -> None:
-        outbox = Outbox()
-        outbox.put({"type": "state", "cursor": 0})
-        outbox.put({"type": "error", "message": "first"})
-        for cursor in range(1, 10_000):
-            outbox.put({"type": "state", "cursor": cursor})
-            outbox.put({"type": "analysis", "lines": cursor})
-        for number in range(2 * MAX_QUEUED):
-            outbox.put({"type": "notice", "message": str(number)})
-        assert len(outbox) == 2 + MAX_QUEUED and outbox.dropped == MAX_QUEUED + 1
-        sent = [await outbox.get() for _ in range(len(outbox))]
-        # The latest state and analysis, where the first ones were put; the newest notices, in order.
-        assert sent[:2] == [{"type": "state", "cursor": 9_999}, {"type": "analysis", "lines": 9_999}]
-        assert [message["message"] for message in sent[2:]] == [str(n) for n in range(MAX_QUEUED, 2 * MAX_QUEUED)]
-        waiting = asyncio.ensure_future(outbox.get())
-        await asyncio.sleep(0)
-        assert not waiting.done()  # nothing to send: get waits for the next put
-        outbox.put({"type": "welcome"})
-        assert await asyncio.wait_for(waiting, HANG) == {"type": "welcome"}
-
-    asyncio.run(scenario())
 
 
 def long_commented_game(plies: int, comment: int) -> str:

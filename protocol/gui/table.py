@@ -76,8 +76,10 @@ MAX_PDN = 2_000_000
 #: Longest FEN or Hub text a page may send (characters).
 MAX_POSITION_TEXT = 400
 
-#: Most moves, and most tags, of a game the page restores after a reload.
-MAX_RESTORED_MOVES = 2000
+#: Most plies of a game the page loads (from a PDN) or restores after a reload: each is
+#: kept per position and goes to the page (a longer one is refused with its length named).
+MAX_GAME_PLIES = 2000
+#: Most tags of a game the page restores after a reload.
 MAX_RESTORED_TAGS = 50
 
 #: PDN tags that :func:`pedina.write_game` writes from the game (start position and result).
@@ -672,7 +674,7 @@ class Table:
             "white_to_move": position.white_to_move, "cursor": self.cursor,
             "start_fen": self.board.start.fen(), "game": self._game_number,
             "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
-            "comments": self.comments,
+            "comments": list(self.comments),
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
@@ -946,28 +948,20 @@ class Table:
         self._reset(board)
 
     async def _on_load_pdn(self, message: Mapping[str, object]) -> None:
-        text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
-        try:
-            games = read_games(text)
-            comments = read_comments(text)
-        except PdnError as error:
-            raise BadMessage(f"cannot read the PDN: {error}") from None
-        if not games:
-            raise BadMessage("no game found in the PDN text")
-        if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
-            comments = []
-        mine = [comments[game.number - 1] if comments else [] for game in games]
-        if len(games) == 1:
-            await self._load(games[0], mine[0])
+        # Reading 2 MB of PDN takes seconds: in a thread, the other pages are served meanwhile.
+        choices, labels = await asyncio.to_thread(_read_pdn, message)
+        if len(choices) == 1:
+            await self._load(*choices[0])
             return
-        self.pdn_choices = list(zip(games, mine))
-        self._send({"type": "pdn_games", "games": [_game_label(number, game)
-                                                    for number, game in enumerate(games, start=1)]})
+        self.pdn_choices = choices
+        self._send({"type": "pdn_games", "games": labels})
 
     async def _on_pick_pdn(self, message: Mapping[str, object]) -> None:
         if not self.pdn_choices:
             raise BadMessage("no PDN file with several games was loaded")
-        await self._load(*self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
+        index = _whole(message, "index", 0, len(self.pdn_choices) - 1)
+        _refuse_long(index + 1, self.pdn_choices[index][0])
+        await self._load(*self.pdn_choices[index])
 
     async def _load(self, game: PdnGame, comments: list[str]) -> None:
         """Show ``game``, with the ``comments`` after its moves and the scores they give."""
@@ -993,7 +987,7 @@ class Table:
             board = Board(Position.parse(_text(message, "start", MAX_POSITION_TEXT)))
         except PositionError as error:
             raise BadMessage(f"cannot restore the game: its start: {error}") from None
-        moves = _texts(message, "moves", MAX_RESTORED_MOVES)
+        moves = _texts(message, "moves", MAX_GAME_PLIES)
         for number, text in enumerate(moves, start=1):
             try:
                 board.push(board.parse_move(text))
@@ -1007,7 +1001,7 @@ class Table:
         result = _choice(message, "result", RESULTS)
         if result != "*":
             headers = {**headers, "Termination": _text(message, "reason", MAX_POSITION_TEXT)}
-        comments = _texts(message, "comments", MAX_RESTORED_MOVES)
+        comments = _texts(message, "comments", MAX_GAME_PLIES)
         await self._load(PdnGame(headers, board, result), comments)
 
     def _pdn_tags(self) -> tuple[dict[str, str], str]:
@@ -1111,6 +1105,32 @@ class Table:
             raise BadMessage("review the game first: there is no annotation yet")
         headers, result = self._pdn_tags()
         self._send({"type": "pdn", "text": self.review.annotated(headers, result), "annotated": True})
+
+
+def _read_pdn(message: Mapping[str, object]) -> tuple[list[tuple[PdnGame, list[str]]], list[str]]:
+    """The games of a ``load_pdn`` message, each with the comments after its moves, and their
+    labels to choose from; raises :class:`BadMessage` (a single game longer than :data:`MAX_GAME_PLIES`)."""
+    text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
+    try:
+        games = read_games(text)
+        comments = read_comments(text)
+    except PdnError as error:
+        raise BadMessage(f"cannot read the PDN: {error}") from None
+    if not games:
+        raise BadMessage("no game found in the PDN text")
+    if len(games) == 1:
+        _refuse_long(1, games[0])
+    if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
+        comments = []
+    choices = [(game, comments[game.number - 1] if comments else []) for game in games]
+    return choices, [_game_label(number, game) for number, game in enumerate(games, start=1)]
+
+
+def _refuse_long(number: int, game: PdnGame) -> None:
+    """Refuse game ``number`` of a file if it has more than :data:`MAX_GAME_PLIES` plies."""
+    plies = len(game.board.moves)
+    if plies > MAX_GAME_PLIES:
+        raise BadMessage(f"game {number} of the PDN has {plies} plies: at most {MAX_GAME_PLIES} can be shown")
 
 
 def _illegal_reason(wanted: Move, legal: list[Move]) -> str:

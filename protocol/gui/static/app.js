@@ -716,7 +716,23 @@
 
   function gameKey(shown) { return `${shown.game}/${shown.moves.length}`; }
 
+  // The game's long lists come as changes to the list of the previous message that carried it
+  // (protocol/gui/outbox.py): keep its first entries, replace some, append the rest.
+  const CHANGED_LISTS = ["moves", "comments", "evals"];
+  let lists = {};              // each such list as the connection has sent it so far
+
+  function applyChanges(message) {
+    for (const key of CHANGED_LISTS) {
+      const changes = message[key];
+      if (!changes) continue;
+      const list = (lists[key] || []).slice(0, changes.keep);
+      for (const [index, value] of changes.set) list[index] = value;
+      message[key] = lists[key] = list.concat(changes.add);
+    }
+  }
+
   function receive(message) {
+    applyChanges(message);
     switch (message.type) {
       case "welcome":
         engines = message.engines;
@@ -776,6 +792,7 @@
   function connect() {
     const token = new URLSearchParams(location.search).get("token") || "";
     socket = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(token)}`);
+    lists = {};
     socket.addEventListener("open", () => {
       $("connection").textContent = "connected";
       $("connection").className = "connection";
