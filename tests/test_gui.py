@@ -319,7 +319,8 @@ def test_bad_messages_get_an_error_and_the_table_goes_on() -> None:
         assert "a clock needs some time" in await page.error(
             '{"type": "watch", "white": 0, "black": 0, "time": {"kind": "clock", "minutes": 0, "increment": 0}}')
         assert "position must be a text" in await page.error('{"type": "setup", "position": ["/etc/passwd"]}')
-        assert "cannot read the PDN" in await page.error('{"type": "load_pdn", "text": "1. 23-19 99-98 *"}')
+        assert "cannot read the PDN" in await page.error(json.dumps({"type": "load_pdn",
+                                                                     "text": '[FEN "W:W99:B1"]\n\n1. 23-19 *'}))
         assert "data must be a file's bytes in base64" in await page.error('{"type": "load_pdn", "data": "@@"}')
         assert "data must be a text" in await page.error('{"type": "load_pdn", "data": 5}')
         assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
@@ -393,6 +394,26 @@ def test_several_games_in_a_pdn_file_are_offered_to_choose() -> None:
         assert state["start_fen"] == "B:W18:B10" and [m["text"] for m in state["moves"]] == ["10-14", "18x11"]
         assert state["result"]["result"] == "1-0" and state["result"]["reason"] == "Black has no pieces left"
         assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
+    run(body, [random_spec()])
+
+
+def test_a_broken_game_costs_only_itself_not_the_file() -> None:
+    # Defect 15 in the page: one bad game made the whole file unreadable ("cannot read the PDN").
+    text = ('[Event "one"]\n\n1. 22-18 10-14 *\n\n'
+            '[Event "two"]\n\n1. 22-18 10-14 2. 99-98 *\n\n'
+            '[Event "three"]\n\n1. 21-17 *\n')
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=text)
+        notice = str((await page.expect("notice"))["message"])
+        assert "game 2" in notice and "kept up to ply 2" in notice, notice
+        games = (await page.expect("pdn_games"))["games"]
+        assert len(games) == 3 and "(two)" in games[1] and "2 plies" in games[1]
+        await page.send(type="pick_pdn", index=1)
+        assert [m["text"] for m in (await page.expect("state"))["moves"]] == ["22-18", "10-14"]
+
+        await page.send(type="load_pdn", text="1. 22-18 10-14 2. 18-1")  # a file cut in its last move
+        assert "game 1" in str((await page.expect("notice"))["message"])
+        assert len((await page.expect("state"))["moves"]) == 2
     run(body, [random_spec()])
 
 

@@ -949,7 +949,10 @@ class Table:
 
     async def _on_load_pdn(self, message: Mapping[str, object]) -> None:
         # Reading 2 MB of PDN takes seconds: in a thread, the other pages are served meanwhile.
-        choices, labels = await asyncio.to_thread(_read_pdn, message)
+        choices, labels, problems = await asyncio.to_thread(_read_pdn, message)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            self._notice(f"read around a broken game: {problems[0]}{more}")
         if len(choices) == 1:
             await self._load(*choices[0])
             return
@@ -1107,23 +1110,28 @@ class Table:
         self._send({"type": "pdn", "text": self.review.annotated(headers, result), "annotated": True})
 
 
-def _read_pdn(message: Mapping[str, object]) -> tuple[list[tuple[PdnGame, list[str]]], list[str]]:
-    """The games of a ``load_pdn`` message, each with the comments after its moves, and their
-    labels to choose from; raises :class:`BadMessage` (a single game longer than :data:`MAX_GAME_PLIES`)."""
+def _read_pdn(message: Mapping[str, object]) -> tuple[list[tuple[PdnGame, list[str]]], list[str], list[str]]:
+    """The games of a ``load_pdn`` message, each with the comments after its moves, their
+    labels to choose from, and what could not be read. As ``pedina show`` and ``analyze`` do, a
+    broken game costs only itself (or its moves from the one that cannot be played), not the
+    file; raises :class:`BadMessage` when no game is left, or a single game is longer than
+    :data:`MAX_GAME_PLIES`."""
     text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
-    try:
-        games = read_games(text)
-        comments = read_comments(text)
-    except PdnError as error:
-        raise BadMessage(f"cannot read the PDN: {error}") from None
+    problems: list[PdnError] = []
+    games = read_games(text, on_error=problems.append)
     if not games:
-        raise BadMessage("no game found in the PDN text")
+        raise BadMessage(f"cannot read the PDN: {problems[0]}" if problems else "no game found in the PDN text")
+    try:
+        comments = read_comments(text)
+    except PdnError:
+        comments = []  # the moves are shown without their comments
     if len(games) == 1:
         _refuse_long(1, games[0])
     if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
         comments = []
     choices = [(game, comments[game.number - 1] if comments else []) for game in games]
-    return choices, [_game_label(number, game) for number, game in enumerate(games, start=1)]
+    return choices, [_game_label(number, game) for number, game in enumerate(games, start=1)], \
+        [str(problem) for problem in problems]
 
 
 def _refuse_long(number: int, game: PdnGame) -> None:
