@@ -601,6 +601,36 @@ def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength
     run(body, [DEFAULT_ENGINE, EngineSpec("Weak", DEFAULT_ENGINE.command, {"skill": "5"})])
 
 
+def test_the_endgame_tables_can_be_turned_off_and_on_from_the_page() -> None:
+    def by_database(message: Message) -> bool:
+        return any("endgame database" in line["score"]["text"] for line in message["lines"] if line["score"])
+
+    def deep_enough(message: Message) -> bool:
+        return message["running"] and any(int(line["depth"] or 0) >= 6 for line in message["lines"])
+
+    async def body(page: FakePage) -> None:
+        await page.send(type="setup", position="W:WK10,22,27:B11,K14,18")
+        await page.send(type="analyse", on=True, engine=0, lines=1)
+        await page.expect("analysis", by_database)
+        slot = page.table._slots[(0, 0)]
+        folder = slot.params["egdb-path"]["value"]
+        assert folder and "egdb-path" not in slot.settings     # on, as the engine started: left alone
+
+        await page.send(type="analyse", on=True, engine=0, lines=1, tables=False)
+        assert (await page.expect("state"))["endgame_tables"] is False
+        assert not by_database(await page.expect("analysis", deep_enough))
+        assert slot.settings["egdb-path"] == ""
+
+        await page.send(type="analyse", on=True, engine=0, lines=1, tables=True)
+        await page.expect("analysis", by_database)
+        assert slot.settings["egdb-path"] == folder              # the engine's own folder, never the page's
+        assert "tables must be true or false" in await page.error(
+            '{"type": "analyse", "on": true, "tables": "/etc"}')
+        engine = page.table.catalog.as_json()[0]
+        assert engine["id_name"] == "Pedina" and engine["id_version"] and engine["id_author"]
+    run(body, [DEFAULT_ENGINE])
+
+
 # -- the real server -------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Dialog, FloatRect, Page, sync_playwright
 
+import pedina
 from pedina import Position, legal_moves, read_game
 from test_dxp import Server, start_server
 from timing import HANG, wait_until
@@ -371,6 +372,20 @@ def test_a_database_result_is_shown_as_one(page: Page) -> None:
     assert analysed_score(page, "W:WK10,22,27:B11,K14,18", "endgame database") == "White wins (endgame database)"
     assert not re.search(r"wins in \d", page.inner_text("#analysis-lines-list"))
     shot(page, "database-result.png")
+    # The engine says what it is; its tables can be turned off, and the analysis starts again without them.
+    assert page.inner_text("#analysis-engine-id") == f"Pedina {pedina.__version__} by The Pedina developers"
+    page.uncheck("#analysis-tables")
+    page.wait_for_function(
+        "() => { const stats = document.getElementById('analysis-stats').textContent;"
+        " const depth = stats.match(/depth (\\d+)/);"
+        " return stats.includes('running') && depth !== null && Number(depth[1]) >= 6"
+        " && !document.getElementById('analysis-lines-list').textContent.includes('endgame database'); }",
+        timeout=WAIT)
+    shot(page, "database-off.png")
+    page.check("#analysis-tables")
+    page.wait_for_function(
+        "() => document.getElementById('analysis-lines-list').textContent.includes('endgame database')",
+        timeout=WAIT)
 
 
 def test_a_proven_win_is_shown_in_plies(page: Page) -> None:

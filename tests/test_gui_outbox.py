@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 from websockets.typing import Origin
 
 from pedina import Board, read_game
-from pedina.pdn import write_game
+from pedina.pdn import PdnError, write_game
 from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.outbox import MAX_QUEUED, MAX_SET, Outbox, list_changes
 from pedina.protocol.gui.server import create_app
@@ -203,9 +203,9 @@ def test_reading_a_pdn_leaves_the_other_pages_served(monkeypatch: pytest.MonkeyP
     go_on = threading.Event()
     released: list[bool] = []
 
-    def slow_read(text: str) -> Any:
+    def slow_read(text: str, on_error: Callable[[PdnError], None] | None = None) -> Any:
         released.append(go_on.wait(HANG))
-        return read(text)
+        return read(text, on_error)
 
     monkeypatch.setattr("pedina.protocol.gui.table.read_games", slow_read)
 

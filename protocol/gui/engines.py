@@ -78,9 +78,12 @@ class EngineListing:
     problem: str | None = None
 
     def as_json(self, index: int) -> dict[str, object]:
-        """The listing as sent to the page: ``index``, ``name``, ``id_name``, ``params``, ``problem``."""
-        params = self.ident.params if self.ident else {}
-        return {"index": index, "name": self.name, "id_name": self.ident.name if self.ident else None,
+        """The listing as sent to the page: ``index``, ``name``, ``id_name``, ``id_version``,
+        ``id_author``, ``params``, ``problem``."""
+        ident = self.ident
+        params = ident.params if ident else {}
+        return {"index": index, "name": self.name, "id_name": ident.name if ident else None,
+                "id_version": ident.version if ident else None, "id_author": ident.author if ident else None,
                 "params": {name: dict(args) for name, args in params.items()}, "problem": self.problem}
 
 
@@ -188,16 +191,17 @@ class EngineSlot:
             raise RuntimeError(f"{self.spec.name}: not started")
         return self._client
 
-    async def ensure_param(self, name: str, value: str) -> None:
+    async def ensure_param(self, name: str, value: str) -> bool:
         """``set-param`` when the engine declares ``name`` and it does not hold ``value`` yet
-        (a parameter the engine does not declare is left alone)."""
+        (a parameter the engine does not declare is left alone); whether it was sent."""
         client = self._running()
         declared = client.id.params.get(name)
         if declared is None or self._values.get(name, declared.get("value")) == value:
-            return
+            return False
         async with self._turn, self._writing:
             await in_own_thread(lambda: client.set_param(name, value))
         self._values[name] = value
+        return True
 
     def forget_game(self) -> None:
         """Have the next :meth:`new_game` reach the engine whatever its number, so that it starts

@@ -69,6 +69,8 @@ ANALYSIS_INTERVAL = 0.15
 DRAW_ACCEPT = 20
 #: Most moves of a principal variation shown.
 MAX_PV = 24
+#: The Hub parameter naming an engine's endgame tables folder (Pedina's): empty turns them off.
+TABLES_PARAM = "egdb-path"
 #: Most analysis lines (multi-PV) a page may ask for.
 MAX_LINES = 8
 #: Longest PDN text a page may send (characters, or bytes of a file).
@@ -239,6 +241,7 @@ class Table:
         self.engines_of: dict[bool, int] = {}           # play and watch: the engine index of each side
         self.tc = TimeControl(move_time=1.0)
         self.skill: int | None = None
+        self.endgame_tables = True                      # whether the page's engines probe their tables
         self.clocks: dict[bool, float | None] = {True: None, False: None}  # seconds, before the increment
         self.turn_start = time.monotonic()
         self.thinking: bool | None = None               # the side whose engine searches for a move
@@ -282,9 +285,9 @@ class Table:
         """Act on one message from the page; a bad one is answered with an ``error`` message.
 
         Messages: ``new_game`` (``mode`` play or free, ``from_current``; for play ``engine``,
-        ``colour``, ``time``, ``skill``), ``watch`` (``white``, ``black``, ``time``), ``move``
+        ``colour``, ``time``, ``skill``, ``tables``), ``watch`` (``white``, ``black``, ``time``), ``move``
         (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
-        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``), ``stop``, ``setup``
+        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``, ``tables``), ``stop``, ``setup``
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
@@ -464,11 +467,18 @@ class Table:
         self._search_slot, self._search = slot, task
 
     async def _prepare(self, slot: EngineSlot, lines: int, skill: int | None) -> None:
-        """Start the engine and set its multi-PV count and skill (when ``None``: the command line's
-        ``option.skill``, else the engine's declared default)."""
+        """Start the engine, turn its endgame tables on or off (:attr:`endgame_tables`), and set
+        its multi-PV count and skill (when ``None``: the command line's ``option.skill``, else the
+        engine's declared default)."""
         if not slot.started:
             await slot.start()
             self.send_engines()
+        tables = slot.params.get(TABLES_PARAM)
+        if tables is not None:
+            # On, the folder the engine was started with; the page never names a folder itself.
+            folder = slot.spec.options.get(TABLES_PARAM, tables.get("value", ""))
+            if await slot.ensure_param(TABLES_PARAM, folder if self.endgame_tables else ""):
+                slot.forget_game()  # its table holds scores found with (or without) the tables
         await slot.new_game(self._game_number)
         await slot.ensure_param("multipv", str(lines))
         declared = slot.params.get("skill")
@@ -684,7 +694,7 @@ class Table:
             "thinking": None if self.thinking is None else _side_key(self.thinking),
             "result": None if result is None else {"result": result[0], "reason": result[1]},
             "analysing": self.analysing, "analysis_engine": self.analysis_engine,
-            "analysis_lines": self.analysis_lines, "failure": self.failure,
+            "analysis_lines": self.analysis_lines, "endgame_tables": self.endgame_tables, "failure": self.failure,
             "can": {"takeback": may_take_back and self.mode != WATCH, "resign": playing, "draw": playing,
                     "engine_move": playing and self.failure is not None and self.thinking is None
                     and self.board.position.white_to_move != self.human},
@@ -747,9 +757,10 @@ class Table:
                 declared = self.catalog.listings[engine].ident
                 bounds = declared.params.get("skill", {}) if declared else {}
                 skill = _whole(message, "skill", int(bounds.get("min", 0)), int(bounds.get("max", 1000)))
+            tables = _flag(message, "tables") if "tables" in message else self.endgame_tables
             await self._halt()
             self.analysing = False
-            self.mode, self.human, self.tc, self.skill = PLAY, human, tc, skill
+            self.mode, self.human, self.tc, self.skill, self.endgame_tables = PLAY, human, tc, skill, tables
             self.engines_of = {not human: engine}
             self.players = {human: PERSON, not human: self.catalog.spec(engine).name}
             self.clocks = {True: tc.base, False: tc.base}
@@ -889,6 +900,7 @@ class Table:
         on = _flag(message, "on")
         engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
         lines = _whole(message, "lines", 1, MAX_LINES) if "lines" in message else self.analysis_lines
+        tables = _flag(message, "tables") if "tables" in message else self.endgame_tables
         if on and self._playing():
             raise BadMessage("finish the game (or resign) before analysing")
         refusal = analysis_refusal(self.catalog.spec(engine))
@@ -898,6 +910,7 @@ class Table:
         if on and self.mode != FREE:
             self.mode = FREE
         self.analysing, self.analysis_engine, self.analysis_lines = on, engine, lines
+        self.endgame_tables = tables
         self.failure = None
         self._schedule()
         if not on:

@@ -628,11 +628,30 @@
     }
     const analyser = engines[Number($("analysis-engine").value)];
     $("analysis-lines").disabled = !(analyser && analyser.params.multipv);
+    $("new-tables-label").hidden = !(engine && engine.params["egdb-path"]);
+    $("analysis-tables-label").hidden = !(analyser && analyser.params["egdb-path"]);
+    $("new-engine-id").textContent = identity(engine);
+    $("analysis-engine-id").textContent = identity(analyser);
     // A DXP engine only plays: the page says so at once rather than asking the server.
     const refusal = analysisRefusal();
     $("analysis-note").hidden = !refusal;
     $("analysis-note").textContent = refusal || "";
     if (state) { renderButtons(); renderReview(); }
+  }
+
+  // What an engine says it is, once it has been started: "Pedina 0.2.0 by The Pedina developers".
+  function identity(engine) {
+    if (!engine || !engine.id_name) return "";
+    const version = engine.id_version ? ` ${engine.id_version}` : "";
+    return `${engine.id_name}${version}${engine.id_author ? ` by ${engine.id_author}` : ""}`;
+  }
+
+  // The ``analyse`` message for the page's analysis settings.
+  function analyseMessage(on) {
+    const message = {type: "analyse", on: on, engine: Number($("analysis-engine").value),
+                     lines: Number($("analysis-lines").value)};
+    if (!$("analysis-tables-label").hidden) message.tables = $("analysis-tables").checked;
+    return message;
   }
 
   // Why the analysis engine chosen cannot analyse ("" when it can).
@@ -690,7 +709,8 @@
 
   function keepSettings() {
     store(SETTINGS_KEY, {flipped: flipped, numbers: $("opt-numbers").checked,
-                         engine: $("analysis-engine").value, lines: $("analysis-lines").value});
+                         engine: $("analysis-engine").value, lines: $("analysis-lines").value,
+                         tables: $("analysis-tables").checked});
   }
 
   function restoreSettings() {
@@ -699,6 +719,7 @@
     flipped = Boolean(settings.flipped);
     $("opt-numbers").checked = Boolean(settings.numbers);
     if (settings.lines) $("analysis-lines").value = settings.lines;
+    if (settings.tables === false) $("analysis-tables").checked = false;
     if (settings.engine) $("analysis-engine").dataset.kept = settings.engine;
   }
 
@@ -864,6 +885,7 @@
       message.colour = $("new-colour").value;
       message.time = timeOf("new");
       if (!$("new-skill-label").hidden) message.skill = Number($("new-skill").value);
+      if (!$("new-tables-label").hidden) message.tables = $("new-tables").checked;
       flipped = message.colour === "black";
       keepSettings();
     }
@@ -980,18 +1002,12 @@
     $("btn-retry").addEventListener("click", () => send({type: "engine_move"}));
     $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
     $("btn-stop-watch").addEventListener("click", () => send({type: "stop"}));
-    $("btn-analyse").addEventListener("click", () => {
-      send({type: "analyse", on: !(state && state.analysing), engine: Number($("analysis-engine").value),
-            lines: Number($("analysis-lines").value)});
-    });
-    for (const id of ["analysis-engine", "analysis-lines"]) {
+    $("btn-analyse").addEventListener("click", () => send(analyseMessage(!(state && state.analysing))));
+    for (const id of ["analysis-engine", "analysis-lines", "analysis-tables"]) {
       $(id).addEventListener("change", () => {
         keepSettings();
         renderSkill();
-        if (state && state.analysing) {
-          send({type: "analyse", on: true, engine: Number($("analysis-engine").value),
-                lines: Number($("analysis-lines").value)});
-        }
+        if (state && state.analysing) send(analyseMessage(true));
       });
     }
     $("nav-first").addEventListener("click", () => goto(0));
