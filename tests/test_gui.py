@@ -628,6 +628,12 @@ def test_the_endgame_tables_can_be_turned_off_and_on_from_the_page() -> None:
             '{"type": "analyse", "on": true, "tables": "/etc"}')
         engine = page.table.catalog.as_json()[0]
         assert engine["id_name"] == "Pedina" and engine["id_version"] and engine["id_author"]
+
+        # A game against the engine takes the setting of its own dialog.
+        await page.send(type="new_game", mode="play", engine=0, colour="black", tables=False,
+                        time={"kind": "move", "seconds": 0.05})
+        assert (await page.expect("state", lambda m: bool(m["legal"])))["endgame_tables"] is False
+        assert page.table._slots[(0, 0)].settings["egdb-path"] == ""
     run(body, [DEFAULT_ENGINE])
 
 
