@@ -1085,11 +1085,12 @@
         }
       });
     }
+    // While a pointer is down on the lines they stay as they are, so that its click reaches the move
+    // pressed; once it is up (the click comes after pointerup), or has left them, they catch up.
+    const releaseLines = () => { if (holdLines) { holdLines = false; setTimeout(renderAnalysis); } };
     $("analysis-lines-list").addEventListener("pointerdown", () => { holdLines = true; });
-    for (const kind of ["pointerup", "pointercancel"]) {
-      // After the click the pointer's release makes (it comes after pointerup), the lines catch up.
-      document.addEventListener(kind, () => { if (holdLines) { holdLines = false; setTimeout(renderAnalysis); } });
-    }
+    $("analysis-lines-list").addEventListener("pointerleave", releaseLines);
+    for (const kind of ["pointerup", "pointercancel"]) document.addEventListener(kind, releaseLines);
     $("preview-back").addEventListener("click", leavePreview);
     $("preview-play").addEventListener("click", () => preview && playLine(preview.ply, preview.position, preview.moves));
     $("nav-first").addEventListener("click", () => goto(0));
