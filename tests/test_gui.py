@@ -579,6 +579,72 @@ def test_analysis_lines_appear_update_and_stop() -> None:
     run(body, [DEFAULT_ENGINE])
 
 
+def test_an_engine_line_is_played_from_the_position_shown_replacing_the_moves_after_it() -> None:
+    async def body(page: FakePage) -> None:
+        for start, path in ((22, [18]), (12, [16]), (21, [17])):
+            await page.send(type="move", start=start, path=path)
+            await page.expect("state")
+        await page.send(type="goto", ply=1)
+        shown = await page.expect("state", lambda m: m["cursor"] == 1)
+        await page.send(type="analyse", on=True, engine=0, lines=2)
+        report = await page.expect("analysis", lambda m: m["ply"] == 1 and len(m["lines"]) == 2
+                                   and len(m["lines"][1]["pv"]) >= 3)
+        line = report["lines"][1]["pv"]
+        await page.send(type="play_line", ply=1, position=shown["position"], moves=[move["hub"] for move in line])
+        state = await page.expect("state", lambda m: m["cursor"] == 1 + len(line))
+        # The line took the place of the two moves after the position shown, as moves entered there would.
+        assert [move["hub"] for move in state["moves"]] == ["22-18"] + [move["hub"] for move in line]
+        assert [move["text"] for move in state["moves"][1:]] == [move["text"] for move in line]
+        assert len(state["comments"]) == len(line) + 1 and len(state["evals"]) == len(line) + 2
+        assert state["mode"] == "free" and state["analysing"]  # the analysis goes on from the line's end
+        await page.expect("analysis", lambda m: m["ply"] == 1 + len(line) and bool(m["lines"]))
+        await page.send(type="stop")
+        await page.expect("state", lambda m: not m["analysing"])
+    run(body, [DEFAULT_ENGINE])
+
+
+def test_an_engine_line_that_is_bad_stale_illegal_or_in_a_game_is_refused_and_the_table_goes_on() -> None:
+    async def body(page: FakePage) -> None:
+        start = page.state["position"]
+        table = page.table
+
+        async def refused(expected: str, **message: object) -> None:
+            text = json.dumps({"type": "play_line", "ply": 0, "position": start, "moves": ["22-18"], **message})
+            assert expected in await page.error(text)
+            assert table.board.moves == [] and table.cursor == 0
+
+        await refused("ply must be a whole number from 0 to 2000", ply="0")
+        await refused("ply must be a whole number", ply=True)
+        await refused("position must be a text", position=None)
+        await refused("moves must be a list of at most 24 texts", moves="22-18")
+        await refused("moves must be a list of at most 24 texts", moves=[22])
+        await refused("moves must be a list of at most 24 texts", moves=["22-18", "9-13"] * 13)
+        await refused("moves must hold at least one move", moves=[])
+        await refused("move 2 of the line: ", moves=["22-18", "22-18"])
+        await refused("move 1 of the line: ", moves=["x" * 400])
+        # A line about another position than the one shown: another ply, or another game.
+        await refused("the line is about another position than the one shown (ply 0)", ply=1)
+        await refused("the line is about another position", position=Position.parse("W:W22:B18").hub())
+        # Not past the end of the game: White's capture leaves Black no piece.
+        await page.send(type="setup", position="W:W22:B18")
+        ended = await page.expect("state")
+        assert "comes after the end of the game: Black has no pieces left" in await page.error(json.dumps(
+            {"type": "play_line", "ply": 0, "position": ended["position"], "moves": ["22x13", "13-9"]}))
+        # In a game against an engine, a line would play the engine's moves for it.
+        await page.send(type="new_game", mode="play", engine=0, colour="white", time={"kind": "move", "seconds": 1})
+        game = await page.expect("state", lambda m: m["mode"] == "play")
+        assert "no engine line in a game against an engine" in await page.error(json.dumps(
+            {"type": "play_line", "ply": 0, "position": game["position"], "moves": ["22-18"]}))
+        assert table.board.moves == []
+        # Still serving: on an analysis board the line is played.
+        await page.send(type="new_game", mode="free")
+        await page.expect("state", lambda m: m["mode"] == "free")
+        await page.send(type="play_line", ply=0, position=start, moves=["22-18", "9-13", "18x9x13"])
+        state = await page.expect("state", lambda m: m["cursor"] == 3)
+        assert [move["text"] for move in state["moves"]] == ["22-18", "9-13", "18x9"]
+    run(body, [random_spec()])
+
+
 def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength() -> None:
     async def body(page: FakePage) -> None:
         await page.send(type="new_game", mode="play", engine=0, colour="black", skill=3,

@@ -10,7 +10,8 @@ A table is in one of three modes:
 
 - ``free``: a person moves both sides (after a set-up, a loaded PDN, or a finished game);
   a move played in the middle of the game replaces the moves after it. The analysis
-  engine, when on, thinks live on the position shown.
+  engine, when on, thinks live on the position shown, and a line it shows may be played
+  into the game (``play_line``) as the person's moves.
 - ``play``: a person against an engine, with a time per move or a clock with increment
   (Hub semantics: the increment is credited before each move), take back, resign and
   draw offer.
@@ -272,7 +273,7 @@ class Table:
             "draw": self._on_draw, "engine_move": self._on_engine_move, "analyse": self._on_analyse,
             "stop": self._on_stop, "setup": self._on_setup, "load_pdn": self._on_load_pdn,
             "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore,
-            "review": self._on_review, "review_pdn": self._on_review_pdn}
+            "review": self._on_review, "review_pdn": self._on_review_pdn, "play_line": self._on_play_line}
 
     # -- entry points ----------------------------------------------------------------
 
@@ -293,7 +294,9 @@ class Table:
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
         ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game),
         ``review`` (``depth`` or ``time`` a position, ``engine``: the game review, see
-        :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN).
+        :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN), ``play_line``
+        (``ply``, ``position``, ``moves``: an engine line played into the game, see
+        :meth:`_on_play_line`).
         """
         try:
             message = json.loads(text)
@@ -809,23 +812,64 @@ class Table:
             wanted = Move(start, path)
         except ValueError as error:
             raise BadMessage(f"not a move: {error}") from None
-        position = self._position()
-        legal = legal_moves(position)
+        legal = legal_moves(self._position())
         if wanted not in legal:
             raise BadMessage(_illegal_reason(wanted, legal))
-        move = legal[legal.index(wanted)]
+        await self._person_plays([legal[legal.index(wanted)]])
+
+    async def _person_plays(self, moves: list[Move]) -> None:
+        """Play ``moves`` (legal in turn) as the person's from the position shown: the moves after
+        it are replaced, in a game the mover's clock is charged, and the engines take it from there.
+        One place for it, so that a move entered and an engine line played end in the same state."""
         await self._halt()
-        white = position.white_to_move
+        white = self._position().white_to_move
         if self.mode == PLAY:
             clock = self.clocks[white]
             if clock is not None:
                 self.clocks[white] = clock + self.tc.inc - (time.monotonic() - self.turn_start)
         self._truncate(self.cursor)
-        self._push(move)
+        for move in moves:
+            self._push(move)
         self.cursor = len(self.board.moves)
         self.turn_start = time.monotonic()
         self._schedule()
         self._push_state()
+
+    async def _on_play_line(self, message: Mapping[str, object]) -> None:
+        """Play an engine line the page shows (``moves``: at most :data:`MAX_PV` Hub or PDN texts)
+        from the position it is about (``ply`` and ``position``, its Hub text), as if the person had
+        entered its moves there. Only on the analysis board: in a game against an engine it would
+        play the engine's moves for it. And only while that position is the one shown, so that a
+        line that came before a change of position is never played into another one."""
+        ply = _whole(message, "ply", 0, MAX_GAME_PLIES)
+        position = _text(message, "position", MAX_POSITION_TEXT)
+        texts = _texts(message, "moves", MAX_PV)
+        if not texts:
+            raise BadMessage("moves must hold at least one move of the line")
+        if self.mode == PLAY:
+            raise BadMessage("no engine line in a game against an engine: it would play the engine's moves "
+                             "for it (analyse the game once it is over)")
+        refusal = self._person_may_move()
+        if refusal is not None:
+            raise BadMessage(f"no move now: {refusal}")
+        if ply != self.cursor or position != self._position().hub():
+            raise BadMessage(f"the line is about another position than the one shown (ply {self.cursor}): "
+                             "it was not played")
+        board = self.board.copy()
+        while len(board.moves) > self.cursor:
+            board.pop()
+        moves = []
+        for number, text in enumerate(texts, start=1):
+            outcome = board.outcome()
+            if outcome is not None:
+                raise BadMessage(f"move {number} of the line ({text}) comes after the end of the game: "
+                                 f"{rules_reason(board, outcome)}")
+            try:
+                moves.append(board.parse_move(text))
+            except MoveError as error:
+                raise BadMessage(f"move {number} of the line: {error}") from None
+            board.push(moves[-1])
+        await self._person_plays(moves)
 
     async def _on_goto(self, message: Mapping[str, object]) -> None:
         ply = _whole(message, "ply", 0, len(self.board.moves))

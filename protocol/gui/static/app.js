@@ -22,6 +22,10 @@
   let engines = [];            // the engines of the command line
   let flipped = false;
   let entry = null;            // a move being entered: {start, path: [landing squares so far]}
+  // An engine line shown on the board instead of the game (null: the game): the position it is
+  // about ({ply, position} of the state), its moves up to the one clicked, and their Hub texts.
+  let preview = null;
+  let holdLines = false;       // a pointer is down on the analysis lines: they are redrawn once it is up
   let flash = null;            // {square, until} a refused square, drawn red for a moment
   let drag = null;             // {square, x, y, moved, selectedNow}
   let clockBase = 0;           // performance.now() when the clocks in the state were read
@@ -63,6 +67,19 @@
 
   function isPromotion(square, white) {
     return white ? square <= 4 : square >= 29;
+  }
+
+  // The Hub position string after ``move`` (as the server sends moves) is played in ``position``.
+  function playOn(position, move) {
+    const letters = position.split("");
+    let letter = letters[move.start];
+    letters[move.start] = "e";
+    for (const square of move.captured) letters[square] = "e";
+    const end = move.path[move.path.length - 1];
+    if (isPromotion(end, letter === "w")) letter = letter.toUpperCase();
+    letters[end] = letter;
+    letters[0] = letters[0] === "W" ? "B" : "W";
+    return letters.join("");
   }
 
   // -- drawing the board -------------------------------------------------------------
@@ -243,14 +260,12 @@
     const pending = options && options.pending;
     const marks = {numbers: $("opt-numbers").checked, targets: [], last: null};
     let position = state.position;
-    if (pending) {
-      const letters = position.split("");
-      let letter = letters[pending.start];
-      letters[pending.start] = "e";
-      for (const square of pending.captured) letters[square] = "e";
-      if (isPromotion(endOf(pending), letter === "w")) letter = letter.toUpperCase();
-      letters[endOf(pending)] = letter;
-      position = letters.join("");
+    if (preview) {
+      position = preview.moves.reduce(playOn, position);
+      const shown = preview.moves[preview.moves.length - 1];
+      marks.last = new Set([shown.start, ...shown.path]);
+    } else if (pending) {
+      position = playOn(position, pending);
       marks.last = new Set([pending.start, ...pending.path]);
     } else if (state.last) {
       marks.last = new Set([state.last.start, ...state.last.path]);
@@ -277,9 +292,9 @@
     }
     if (flash && performance.now() < flash.until) marks.flash = flash.square;
     const line = analysis && analysis.ply === state.cursor && analysis.lines.length ? analysis.lines[0] : null;
-    if (line && line.pv.length && state.analysing && !entry) marks.arrow = line.pv[0];
+    if (line && line.pv.length && state.analysing && !entry && !preview) marks.arrow = line.pv[0];
     const marked = markAt(state.cursor);
-    if (!marks.arrow && marked && marked.better.length && !entry && !pending) marks.arrow = marked.better[0];
+    if (!marks.arrow && marked && marked.better.length && !entry && !pending && !preview) marks.arrow = marked.better[0];
     const board = $("board");
     drawBoard(board, position, marks);
     board.dataset.position = state.position;
@@ -289,6 +304,21 @@
     board.dataset.thinking = state.thinking || "";
     board.dataset.result = state.result ? state.result.result : "";
     board.dataset.entry = entry ? [entry.start, ...entry.path].join("-") : "";
+    board.dataset.shown = position;
+    board.dataset.preview = preview ? preview.key : "";
+    board.classList.toggle("preview", Boolean(preview));
+    renderPreview();
+  }
+
+  // The banner over the board while an engine line is shown: which move, and the way back.
+  function renderPreview() {
+    $("preview-banner").hidden = !preview;
+    if (!preview) return;
+    const texts = preview.moves.map((move) => move.text);
+    const last = withNumbers(texts, preview.ply, state.start_fen[0] === "W")[texts.length - 1];
+    $("preview-text").textContent = `Preview of the engine line after ${last.filter((word) => word).join(" ")} ` +
+      "— Esc or click the board to go back";
+    $("preview-play").hidden = state.mode !== "free";
   }
 
   function sideName(white) { return white ? "White" : "Black"; }
@@ -486,7 +516,9 @@
   }
 
   function renderAnalysis() {
+    if (holdLines) return;  // a click on a line's move is under way: its button must stay
     const list = $("analysis-lines-list");
+    const focused = list.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
     list.replaceChildren();
     const stats = $("analysis-stats");
     if (!analysis || (!analysis.running && !analysis.lines.length)) { stats.textContent = ""; return; }
@@ -500,7 +532,8 @@
     stats.dataset.running = analysis.running ? "1" : "0";
     const position = state.moves.length >= analysis.ply ? analysis.ply : 0;
     const whiteFirst = state.start_fen[0] === "W";
-    for (const line of analysis.lines) {
+    const about = {ply: analysis.ply, position: state.position};  // the position the lines are about
+    analysis.lines.forEach((line, number) => {
       const item = document.createElement("li");
       const score = document.createElement("span");
       score.className = "score";
@@ -508,24 +541,79 @@
       const depth = document.createElement("span");
       depth.className = "depth";
       depth.textContent = line.depth ? `d${line.depth}` : "";
+      // Each move a button: a click shows the line up to it on the board (see showPreview).
       const moves = document.createElement("span");
       moves.className = "pv";
-      moves.textContent = numbered(line.pv.map((move) => move.text), position, whiteFirst);
-      item.append(score, " ", depth, " ", moves);
+      withNumbers(line.pv.map((move) => move.text), position, whiteFirst).forEach(([label, text], index) => {
+        if (label) moves.append(label, " ");
+        const button = lineButton(`m${number}-${index}`, text, "Show the position after this move (Esc: back to the game)",
+                                  () => showPreview(line.pv.slice(0, index + 1)));
+        button.className = "pv-move" + (preview && preview.key === lineKey(line.pv.slice(0, index + 1)) ? " current" : "");
+        button.dataset.hub = line.pv[index].hub;
+        moves.append(button, " ");
+      });
+      const play = lineButton(`p${number}`, "Play", "Play this line into the game",
+                              () => playLine(about.ply, about.position, line.pv));
+      play.className = "play-line";
+      play.hidden = state.mode !== "free" || !line.pv.length;
+      item.append(score, " ", depth, " ", moves, play);
       list.appendChild(item);
-    }
+    });
+    const again = focused && list.querySelector(`[data-focus="${focused}"]`);
+    if (again) again.focus();  // the lines are redrawn at every report: the keyboard keeps its place
+  }
+
+  function lineButton(focus, text, title, action) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = text;
+    button.title = title;
+    button.dataset.focus = focus;
+    button.addEventListener("click", action);
+    return button;
+  }
+
+  function lineKey(moves) { return moves.map((move) => move.hub).join(" "); }
+
+  // Show ``moves`` (an engine line of the position shown, up to a move) on the board; the game is untouched.
+  function showPreview(moves) {
+    entry = null;
+    preview = {ply: state.cursor, position: state.position, moves: moves, key: lineKey(moves)};
+    say("");
+    render();
+    renderAnalysis();
+    // On a phone the lines are below the board: the board comes into view to show the line.
+    const shown = $("board").getBoundingClientRect();
+    if (shown.top < 0 || shown.bottom > window.innerHeight) $("preview-banner").scrollIntoView({block: "start"});
+  }
+
+  function leavePreview() {
+    preview = null;
+    render();
+    renderAnalysis();
+  }
+
+  // Play ``moves`` of an engine line into the game from position ``ply`` (the server refuses it if
+  // that is no longer the position shown, or the game is against an engine).
+  function playLine(ply, position, moves) {
+    entry = null;
+    preview = null;
+    send({type: "play_line", ply: ply, position: position, moves: moves.map((move) => move.hub)});
+    render();
+  }
+
+  // Move texts played from position ``ply`` (0 = the start), each with its move number ("" if none).
+  function withNumbers(texts, ply, whiteFirst) {
+    return texts.map((text, index) => {
+      const half = ply + index + (whiteFirst ? 0 : 1);
+      const label = half % 2 === 0 ? `${half / 2 + 1}.` : index === 0 ? `${(half - 1) / 2 + 1}…` : "";
+      return [label, text];
+    });
   }
 
   // Move texts played from position ``ply`` (0 = the start), with move numbers.
   function numbered(texts, ply, whiteFirst) {
-    const words = [];
-    texts.forEach((text, index) => {
-      const half = ply + index + (whiteFirst ? 0 : 1);
-      if (half % 2 === 0) words.push(`${half / 2 + 1}.`);
-      else if (index === 0) words.push(`${(half - 1) / 2 + 1}…`);
-      words.push(text);
-    });
-    return words.join(" ");
+    return withNumbers(texts, ply, whiteFirst).flat().filter((word) => word).join(" ");
   }
 
   // The mark of the move played from position ``ply`` in the review shown, or null.
@@ -688,6 +776,7 @@
   function goto(ply) {
     if (!state) return;
     entry = null;
+    preview = null;
     send({type: "goto", ply: Math.max(0, Math.min(state.moves.length, ply))});
   }
 
@@ -774,6 +863,7 @@
         clockBase = performance.now();
         if (entry && !state.legal.some((move) => move.start === entry.start)) entry = null;
         if (analysis && analysis.ply !== state.cursor) analysis = null;
+        if (preview && (!analysis || preview.ply !== state.cursor || preview.position !== state.position)) preview = null;
         if (setupPending) { setupPending = false; $("dlg-setup").close(); }
         renderAll();
         break;
@@ -947,6 +1037,7 @@
     const board = $("board");
     board.addEventListener("pointerdown", (event) => {
       if (event.button !== 0 || !state) return;
+      if (preview) { leavePreview(); return; }  // a click on the line shown goes back to the game
       const square = squareAtEvent(board, event);
       if (square === null) return;
       let selectedNow = false;
@@ -1010,6 +1101,14 @@
         if (state && state.analysing) send(analyseMessage(true));
       });
     }
+    // While a pointer is down on the lines they stay as they are, so that its click reaches the move
+    // pressed; once it is up (the click comes after pointerup), or has left them, they catch up.
+    const releaseLines = () => { if (holdLines) { holdLines = false; setTimeout(renderAnalysis); } };
+    $("analysis-lines-list").addEventListener("pointerdown", () => { holdLines = true; });
+    $("analysis-lines-list").addEventListener("pointerleave", releaseLines);
+    for (const kind of ["pointerup", "pointercancel"]) document.addEventListener(kind, releaseLines);
+    $("preview-back").addEventListener("click", leavePreview);
+    $("preview-play").addEventListener("click", () => preview && playLine(preview.ply, preview.position, preview.moves));
     $("nav-first").addEventListener("click", () => goto(0));
     $("nav-back").addEventListener("click", () => state && goto(state.cursor - 1));
     $("nav-forward").addEventListener("click", () => state && goto(state.cursor + 1));
@@ -1021,6 +1120,7 @@
       const keys = {ArrowLeft: state.cursor - 1, ArrowRight: state.cursor + 1, Home: 0, End: state.moves.length};
       if (event.key in keys) { event.preventDefault(); goto(keys[event.key]); }
       if (event.key === "Escape" && entry) { entry = null; render(); }
+      if (event.key === "Escape" && preview) leavePreview();
       if (event.key === "Escape" && resignAsked) { resignAsked = false; renderButtons(); }
     });
     $("graph").addEventListener("click", (event) => {
