@@ -747,6 +747,25 @@ def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
         assert "its start" in await page.error(json.dumps({**kept, "start": "W:W33"}))
         assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
         assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
+        assert "variations must be" in await page.error(json.dumps({**kept, "variations": [[], [], []]}))
+    run(body, [random_spec()])
+
+
+def test_a_game_kept_over_a_reload_keeps_its_variations() -> None:
+    # On 7585fe0 a restored game had no variations (the page did not keep them, the server took none).
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=VARIATIONS)
+        shown = await page.expect("state", lambda m: len(m["moves"]) == 3)
+        await page.send(type="restore", start=shown["start_fen"], moves=[move["hub"] for move in shown["moves"]],
+                        headers={}, comments=shown["comments"], result="*", reason="",
+                        variations=shown["variations"] + [])
+        restored = await page.expect("state", lambda m: m["game"] > shown["game"])
+        assert restored["variations"] == shown["variations"] and restored["comments"] == shown["comments"]
+        assert page.table.variations[0][0][0] == read_game(VARIATIONS).variations[0][0]
+        await page.send(type="restore", start=shown["start_fen"], moves=["22-18"], headers={}, comments=[],
+                        result="*", reason="", variations=[["(1. 21-17 10-14)", "(1. 99-98)"]])
+        restored = await page.expect("state", lambda m: len(m["moves"]) == 1)
+        assert restored["variations"] == [["(1. 21-17 10-14)"]]  # what no longer reads is left out
     run(body, [random_spec()])
 
 

@@ -9,7 +9,7 @@ from playwright.sync_api import Page
 
 from pedina import read_game
 from test_gui_browser import (SCREENS, WAIT, browser, follower, page, server,  # noqa: F401
-                              shot, wait_board)
+                              shot, wait_board, wait_connected)
 from test_pdn import VARIATIONS
 
 pytestmark = pytest.mark.browser
@@ -23,8 +23,7 @@ def test_the_move_list_shows_each_variation_under_the_move_it_replaces(page: Pag
     page.set_input_files("#file-pdn", str(path))
     wait_board(page, "b.cursor === '3'")
     page.wait_for_selector("#move-list .variation", timeout=WAIT)
-    lines = page.locator("#move-list .variation").all_inner_texts()
-    assert [" ".join(line.split()) for line in lines] == [
+    assert shown_variations(page) == [
         "(1. 21-17 instead 10-14 (1... 9-13 deeper 2. 22-18 deepest) 2. 24-20)",
         "(1... 12-16 black 2. 23-19)", "(2. 21-17)", "(2. 24-20 a second one)"]
     assert page.locator("#move-list .variation .comment").count() == 5
@@ -39,3 +38,16 @@ def test_the_move_list_shows_each_variation_under_the_move_it_replaces(page: Pag
     saved = read_game(Path(download.value.path()).read_text(encoding="utf-8"))
     loaded = read_game(VARIATIONS)
     assert saved.variations == loaded.variations and saved.comments == loaded.comments
+
+    # A reload restores the game with its variations (the page keeps them with the moves).
+    shown = shown_variations(page)
+    page.reload()
+    wait_connected(page)
+    wait_board(page, "b.cursor === '3'")
+    page.wait_for_selector("#move-list .variation", timeout=WAIT)
+    assert shown_variations(page) == shown
+
+
+def shown_variations(page: Page) -> list[str]:
+    """The variations of the move list, as their text reads (spaces made single)."""
+    return [" ".join(line.split()) for line in page.locator("#move-list .variation").all_inner_texts()]

@@ -40,7 +40,7 @@ from typing import Any
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import Move, MoveError, format_pdn, legal_moves
-from pedina.pdn import (RESULTS, PdnError, PdnGame, Variation, comment_notes, decode_pdn, read_games,
+from pedina.pdn import (RESULTS, PdnError, PdnGame, Variation, comment_notes, decode_pdn, read_game, read_games,
                         variation_text, write_game)
 from pedina.protocol.gui.comments import comment_score
 from pedina.position import Position, PositionError
@@ -293,7 +293,8 @@ class Table:
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
-        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game),
+        ``headers``, ``comments``, ``variations`` (optional), ``result``, ``reason``; it comes back
+        as a loaded game),
         ``review`` (``depth`` or ``time`` a position, ``engine``: the game review, see
         :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN).
         """
@@ -1028,7 +1029,8 @@ class Table:
         if result != "*":
             headers = {**headers, "Termination": _text(message, "reason", MAX_POSITION_TEXT)}
         comments = _texts(message, "comments", MAX_GAME_PLIES)
-        await self._load(PdnGame(headers, board, result, comments=comments))
+        await self._load(PdnGame(headers, board, result, comments=comments,
+                                 variations=_restored_variations(message, board)))
 
     def _pdn_tags(self) -> tuple[dict[str, str], str]:
         """The tags a saved game gets (its own, the event, the date, the players) and its result."""
@@ -1149,6 +1151,29 @@ def _read_pdn(message: Mapping[str, object]) -> tuple[list[PdnGame], list[str], 
         _refuse_long(1, games[0])
     return games, [_game_label(number, game) for number, game in enumerate(games, start=1)], \
         [str(problem) for problem in problems]
+
+
+def _restored_variations(message: Mapping[str, object], board: Board) -> dict[int, list[Variation]]:
+    """The variations of a game the page kept over a reload: ``variations`` holds, for each move, the
+    texts the page was sent (:func:`pedina.pdn.variation_text`), each read back by the PDN reader
+    from the position before its move. One that no longer reads is left out: it was only shown."""
+    value = message.get("variations", [])
+    if not isinstance(value, list) or len(value) > len(board.moves) or not all(
+            isinstance(texts, list) and all(isinstance(text, str) for text in texts) for texts in value) or sum(
+            len(text) for texts in value for text in texts) > MAX_PDN:
+        raise BadMessage(f"variations must be a list of lists of texts, one list for each move, "
+                         f"at most {MAX_PDN} characters in all")
+    found: dict[int, list[Variation]] = {}
+    for ply, texts in enumerate(value):
+        for text in texts:
+            inside = text.strip().removeprefix("(").removesuffix(")")
+            try:
+                line = read_game(f'[FEN "{board.positions[ply].fen()}"]\n{inside}\n')
+            except PdnError:
+                continue
+            if line.board.moves:
+                found.setdefault(ply, []).append(Variation(line.board.moves, line.comments, line.variations))
+    return found
 
 
 def _refuse_long(number: int, game: PdnGame) -> None:

@@ -735,6 +735,7 @@
     const players = {White: state.players.white, Black: state.players.black};
     store(GAME_KEY, {start: state.start_fen, moves: state.moves.map((move) => move.hub), cursor: state.cursor,
                      headers: Object.assign({}, state.headers, players), comments: state.comments,
+                     variations: state.variations,
                      result: state.result ? state.result.result : "*",
                      reason: state.result ? state.result.reason : ""});
   }
@@ -763,7 +764,8 @@
       return;
     }
     send({type: "restore", start: game.start, moves: game.moves, headers: game.headers || {},
-          comments: game.comments || [], result: game.result || "*", reason: game.reason || ""});
+          comments: game.comments || [], variations: game.variations || [], result: game.result || "*",
+          reason: game.reason || ""});
     send({type: "goto", ply: Math.min(Number(game.cursor) || 0, game.moves.length)});
   }
 
