@@ -8,8 +8,9 @@ played instead of the move before it (:class:`Variation`, nested ones in it), so
 was read can be written again (:func:`write_game`) and read the same; NAGs, ``;`` comments
 and a comment before a line's first move are not kept. Moves are resolved against the
 legal moves with :func:`pedina.move.parse_move`, so Hub, PDN and full-path move text are
-all accepted; a variation's from the position before the move it replaces. A game ends where the rules end
-it (:meth:`pedina.board.Board.outcome`): a move after that is refused.
+all accepted; a variation's from the position before the move it replaces. A game (or a
+variation) ends where the rules end it (:meth:`pedina.board.Board.outcome`): a move after
+that is refused.
 
 Writing gives the tags in a fixed shape (the caller's tags in order, then
 ``GameType``, ``SetUp``/``FEN`` for a non-initial start, ``Result``), numbered
