@@ -189,7 +189,7 @@ def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[
         raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
     try:
         if positions is None and game_number is not None:
-            games = [read_game(text, game_number)]  # only that game is read: another's mistake is no matter
+            games = [read_game(text, game_number, on_error=warn)]  # another game's mistake is no matter
         else:
             games = read_games(text, on_error=warn) if positions is None else []
     except PdnError as error:

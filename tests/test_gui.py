@@ -34,13 +34,14 @@ from pedina import Board, Position, read_game, read_games, write_game
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
-from pedina.protocol.gui.comments import comment_score, read_comments
+from pedina.protocol.gui.comments import comment_score
 from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
 from pedina.scores import PROVEN, Score
 from test_dxp import Server, start_server
+from test_pdn import VARIATIONS
 from timing import HANG, allowed, wait_until
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
@@ -417,6 +418,31 @@ def test_a_broken_game_costs_only_itself_not_the_file() -> None:
     run(body, [random_spec()])
 
 
+def test_a_game_s_variations_are_shown_saved_and_dropped_with_the_moves_they_follow() -> None:
+    # On 7585fe0 a loaded game lost its variations: the state had none, and save_pdn wrote none.
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=VARIATIONS)
+        state = await page.expect("state", lambda m: len(m["moves"]) == 3)
+        assert state["comments"] == ["main", "", ""]
+        assert state["variations"] == [
+            ["(1. 21-17 {instead} 10-14 (1... 9-13 {deeper} 2. 22-18 {deepest}) 2. 24-20)"],
+            ["(1... 12-16 {black} 2. 23-19)"], ["(2. 21-17)", "(2. 24-20 {a second one})"]]
+        await page.send(type="save_pdn")
+        saved = read_game(str((await page.expect("pdn"))["text"]))
+        loaded = read_game(VARIATIONS)
+        assert saved.variations == loaded.variations and saved.comments == loaded.comments
+        await page.send(type="goto", ply=1)
+        await page.expect("state", lambda m: m["cursor"] == 1)
+        move = next(move for move in page.state["legal"] if move["text"] != "10-14")
+        await page.send(type="move", start=move["start"], path=move["path"])
+        state = await page.expect("state", lambda m: m["cursor"] == 2)
+        assert state["variations"] == [state["variations"][0], []] and state["comments"] == ["main", ""]
+        await page.send(type="save_pdn")
+        saved = read_game(str((await page.expect("pdn"))["text"]))
+        assert list(saved.variations) == [0] and saved.variations[0] == loaded.variations[0]
+    run(body, [random_spec()])
+
+
 def test_takeback_and_draw_offer_against_the_engine() -> None:
     async def body(page: FakePage) -> None:
         await page.send(type="new_game", mode="play", engine=0, colour="white",
@@ -762,14 +788,6 @@ def test_engines_end_with_the_server() -> None:
         assert not [pid for pid in engines if _alive(pid)]
 
 
-def test_the_comments_of_each_games_main_line() -> None:
-    text = ('[Event "one"]\n{before the game} 1. 22-18 {+0.35/12 0.5s} {again} 10-14 (1... 11-15 {not kept})\n'
-            '; to the end of the line\n2. 23-19 *\n\n'
-            '[Event "two"]\n[White "A"]\n1. 21-17 {book 0.001s}\n[Event "three"]\n1. 22-18 1-0\n')
-    assert read_comments(text) == [["+0.35/12 0.5s again", "", ""], ["book 0.001s"], [""]]
-    assert len(read_comments(text)) == len(read_games(text))
-
-
 def test_the_score_a_comment_gives() -> None:
     assert comment_score("+0.35/12 0.512s", white_moved=True, annotated=False) == (0, Score(35))
     assert comment_score("+0.35/12 0.512s", white_moved=False, annotated=False) == (0, Score(-35))
@@ -795,6 +813,25 @@ def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
         assert "its start" in await page.error(json.dumps({**kept, "start": "W:W33"}))
         assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
         assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
+        assert "variations must be" in await page.error(json.dumps({**kept, "variations": [[], [], []]}))
+    run(body, [random_spec()])
+
+
+def test_a_game_kept_over_a_reload_keeps_its_variations() -> None:
+    # On 7585fe0 a restored game had no variations (the page did not keep them, the server took none).
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=VARIATIONS)
+        shown = await page.expect("state", lambda m: len(m["moves"]) == 3)
+        await page.send(type="restore", start=shown["start_fen"], moves=[move["hub"] for move in shown["moves"]],
+                        headers={}, comments=shown["comments"], result="*", reason="",
+                        variations=shown["variations"] + [])
+        restored = await page.expect("state", lambda m: m["game"] > shown["game"])
+        assert restored["variations"] == shown["variations"] and restored["comments"] == shown["comments"]
+        assert page.table.variations[0][0][0] == read_game(VARIATIONS).variations[0][0]
+        await page.send(type="restore", start=shown["start_fen"], moves=["22-18"], headers={}, comments=[],
+                        result="*", reason="", variations=[["(1. 21-17 10-14)", "(1. 99-98)"]])
+        restored = await page.expect("state", lambda m: len(m["moves"]) == 1)
+        assert restored["variations"] == [["(1. 21-17 10-14)"]]  # what no longer reads is left out
     run(body, [random_spec()])
 
 

@@ -9,8 +9,8 @@ analysis, the engine list, an answer to the last PDN request, the game review):
 others (errors, notices) are each worth reading but small, and at most :data:`MAX_QUEUED`
 wait; beyond that the oldest go, since a page that far behind reads none of them in time.
 
-The long lists of a game (:data:`CHANGED_LISTS`: its moves, their comments, the scores of
-its positions) leave as changes to the list the page has from the last message that carried
+The long lists of a game (:data:`CHANGED_LISTS`: its moves, their comments and variations, the
+scores of its positions) leave as changes to the list the page has from the last message that carried
 it (:func:`list_changes`; app.js applies them): a page going through a long game is sent its
 moves once.
 """
@@ -28,7 +28,7 @@ LATEST_ONLY: Final = frozenset({"state", "analysis", "engines", "pdn", "pdn_game
 #: The most messages of the other kinds waiting at once.
 MAX_QUEUED: Final = 64
 #: The lists sent as changes, in whichever message carries them.
-CHANGED_LISTS: Final = ("moves", "comments", "evals")
+CHANGED_LISTS: Final = ("moves", "comments", "variations", "evals")
 #: Most entries of a list replaced one by one: with more, the list is sent from its first change on.
 MAX_SET: Final = 64
 

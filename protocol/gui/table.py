@@ -41,8 +41,9 @@ from typing import Any
 
 from pedina.board import Board, Outcome, Termination
 from pedina.move import Move, MoveError, format_pdn, legal_moves
-from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
-from pedina.protocol.gui.comments import comment_score, read_comments
+from pedina.pdn import (RESULTS, PdnError, PdnGame, Variation, comment_notes, decode_pdn, read_game, read_games,
+                        variation_text, write_game)
+from pedina.protocol.gui.comments import comment_score
 from pedina.position import Position, PositionError
 from pedina.scores import Score
 from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
@@ -231,6 +232,7 @@ class Table:
         self.board = Board()
         self.texts: list[str] = []                      # PDN text of each move
         self.comments: list[str] = []                   # a loaded game's PDN comment after each move
+        self.variations: list[list[tuple[Variation, str]]] = []  # a loaded game's lines instead of each move, shown
         self.evals: list[Score | None] = [None]        # per position: a search's score there, White's view
         self.clock_log: list[dict[bool, float | None]] = [{True: None, False: None}]  # clocks per position
         self.cursor = 0                                 # the position shown (0 = start)
@@ -254,7 +256,7 @@ class Table:
         self._lines_ply = 0                             # the position they are about
         self._stats: dict[str, object] = {}
         self._analysis_due: asyncio.TimerHandle | None = None
-        self.pdn_choices: list[tuple[PdnGame, list[str]]] = []  # a file's games, with their comments
+        self.pdn_choices: list[PdnGame] = []            # a file's games, to choose one from
         self.review: GameReview | None = None          # the last review of the game shown (running or not)
         self._game_number = 0
         self._slots: dict[tuple[int, int], EngineSlot] = {}
@@ -292,7 +294,8 @@ class Table:
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
-        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game),
+        ``headers``, ``comments``, ``variations`` (optional), ``result``, ``reason``; it comes back
+        as a loaded game),
         ``review`` (``depth`` or ``time`` a position, ``engine``: the game review, see
         :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN), ``play_line``
         (``ply``, ``position``, ``moves``: an engine line played into the game, see
@@ -359,7 +362,7 @@ class Table:
     def _reset(self, board: Board) -> None:
         """A new game record: ``board`` with its moves, the cursor at its end, no verdict."""
         self.board = Board(board.start)
-        self.texts, self.comments, self.evals = [], [], [None]
+        self.texts, self.comments, self.variations, self.evals = [], [], [], [None]
         self.clock_log = [dict(self.clocks)]
         for move in board.moves:
             self._push(move)
@@ -371,6 +374,7 @@ class Table:
     def _push(self, move: Move) -> None:
         self.texts.append(self.board.pdn(move))
         self.comments.append("")
+        self.variations.append([])
         self.board.push(move)
         self.evals.append(None)
         self.clock_log.append(dict(self.clocks))
@@ -381,6 +385,7 @@ class Table:
             self.board.pop()
             self.texts.pop()
             self.comments.pop()
+            self.variations.pop()
             self.evals.pop()
             self.clock_log.pop()
         self.cursor = min(self.cursor, plies)
@@ -688,6 +693,7 @@ class Table:
             "start_fen": self.board.start.fen(), "game": self._game_number,
             "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
             "comments": list(self.comments),
+            "variations": [[text for _, text in alternatives] for alternatives in self.variations],
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
@@ -1011,7 +1017,7 @@ class Table:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             self._notice(f"read around a broken game: {problems[0]}{more}")
         if len(choices) == 1:
-            await self._load(*choices[0])
+            await self._load(choices[0])
             return
         self.pdn_choices = choices
         self._send({"type": "pdn_games", "games": labels})
@@ -1020,19 +1026,24 @@ class Table:
         if not self.pdn_choices:
             raise BadMessage("no PDN file with several games was loaded")
         index = _whole(message, "index", 0, len(self.pdn_choices) - 1)
-        _refuse_long(index + 1, self.pdn_choices[index][0])
-        await self._load(*self.pdn_choices[index])
+        _refuse_long(index + 1, self.pdn_choices[index])
+        await self._load(self.pdn_choices[index])
 
-    async def _load(self, game: PdnGame, comments: list[str]) -> None:
-        """Show ``game``, with the ``comments`` after its moves and the scores they give."""
+    async def _load(self, game: PdnGame) -> None:
+        """Show ``game``, with the comments after its moves, the scores they give and its variations
+        (each shown as the PDN text it is saved as)."""
         await self._halt()
         self.pdn_choices = []
         # write_game sets these from the game itself when it is saved again.
         tags = {name: value for name, value in game.headers.items() if name not in _GAME_RECORD_TAGS}
         self._free_game(game.board, tags)
-        if len(comments) == len(self.comments):
-            self.comments = comments
-            for ply, comment in enumerate(comments):
+        for ply, alternatives in game.variations.items():
+            position = self.board.positions[ply]
+            self.variations[ply] = [(variation, variation_text(position, ply, self.board.start.white_to_move,
+                                                               variation)) for variation in alternatives]
+        if len(game.comments) == len(self.comments):
+            self.comments = list(game.comments)
+            for ply, comment in enumerate(game.comments):
                 found = comment_score(comment, self.board.positions[ply].white_to_move, "Annotator" in tags)
                 if found is not None:
                     self.evals[ply + found[0]] = found[1]
@@ -1062,7 +1073,8 @@ class Table:
         if result != "*":
             headers = {**headers, "Termination": _text(message, "reason", MAX_POSITION_TEXT)}
         comments = _texts(message, "comments", MAX_GAME_PLIES)
-        await self._load(PdnGame(headers, board, result), comments)
+        await self._load(PdnGame(headers, board, result, comments=comments,
+                                 variations=_restored_variations(message, board)))
 
     def _pdn_tags(self) -> tuple[dict[str, str], str]:
         """The tags a saved game gets (its own, the event, the date, the players) and its result."""
@@ -1075,8 +1087,9 @@ class Table:
 
     async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
         headers, result = self._pdn_tags()
-        notes = [MoveNote(comment=comment) if comment else None for comment in self.comments]
-        text = write_game(self.board, headers, result, notes)
+        variations = {ply: [variation for variation, _ in alternatives]
+                      for ply, alternatives in enumerate(self.variations) if alternatives}
+        text = write_game(self.board, headers, result, comment_notes(self.comments), variations)
         self._send({"type": "pdn", "text": text})
 
     # -- the game review -------------------------------------------------------------------
@@ -1167,8 +1180,8 @@ class Table:
         self._send({"type": "pdn", "text": self.review.annotated(headers, result), "annotated": True})
 
 
-def _read_pdn(message: Mapping[str, object]) -> tuple[list[tuple[PdnGame, list[str]]], list[str], list[str]]:
-    """The games of a ``load_pdn`` message, each with the comments after its moves, their
+def _read_pdn(message: Mapping[str, object]) -> tuple[list[PdnGame], list[str], list[str]]:
+    """The games of a ``load_pdn`` message (with their comments and variations), their
     labels to choose from, and what could not be read. As ``pedina show`` and ``analyze`` do, a
     broken game costs only itself (or its moves from the one that cannot be played), not the
     file; raises :class:`BadMessage` when no game is left, or a single game is longer than
@@ -1178,17 +1191,33 @@ def _read_pdn(message: Mapping[str, object]) -> tuple[list[tuple[PdnGame, list[s
     games = read_games(text, on_error=problems.append)
     if not games:
         raise BadMessage(f"cannot read the PDN: {problems[0]}" if problems else "no game found in the PDN text")
-    try:
-        comments = read_comments(text)
-    except PdnError:
-        comments = []  # the moves are shown without their comments
     if len(games) == 1:
         _refuse_long(1, games[0])
-    if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
-        comments = []
-    choices = [(game, comments[game.number - 1] if comments else []) for game in games]
-    return choices, [_game_label(number, game) for number, game in enumerate(games, start=1)], \
+    return games, [_game_label(number, game) for number, game in enumerate(games, start=1)], \
         [str(problem) for problem in problems]
+
+
+def _restored_variations(message: Mapping[str, object], board: Board) -> dict[int, list[Variation]]:
+    """The variations of a game the page kept over a reload: ``variations`` holds, for each move, the
+    texts the page was sent (:func:`pedina.pdn.variation_text`), each read back by the PDN reader
+    from the position before its move. One that no longer reads is left out: it was only shown."""
+    value = message.get("variations", [])
+    if not isinstance(value, list) or len(value) > len(board.moves) or not all(
+            isinstance(texts, list) and all(isinstance(text, str) for text in texts) for texts in value) or sum(
+            len(text) for texts in value for text in texts) > MAX_PDN:
+        raise BadMessage(f"variations must be a list of lists of texts, one list for each move, "
+                         f"at most {MAX_PDN} characters in all")
+    found: dict[int, list[Variation]] = {}
+    for ply, texts in enumerate(value):
+        for text in texts:
+            inside = text.strip().removeprefix("(").removesuffix(")")
+            try:
+                line = read_game(f'[FEN "{board.positions[ply].fen()}"]\n{inside}\n')
+            except PdnError:
+                continue
+            if line.board.moves:
+                found.setdefault(ply, []).append(Variation(line.board.moves, line.comments, line.variations))
+    return found
 
 
 def _refuse_long(number: int, game: PdnGame) -> None:

@@ -416,6 +416,15 @@
       number.textContent = `${index / 2 + 1}.`;
       list.appendChild(number);
       for (const ply of [index - offset, index + 1 - offset]) {
+        if (ply === index + 1 - offset && ply < moves.length && hasVariations(ply - 1)) {
+          // The White move's variations broke the row: Black's move starts another, as "12. …".
+          const again = document.createElement("div");
+          again.className = "number";
+          again.textContent = `${index / 2 + 1}.`;
+          const gap = document.createElement("span");
+          gap.textContent = "…";
+          list.append(again, gap);
+        }
         const cell = document.createElement(ply >= 0 && ply < moves.length ? "button" : "span");
         if (ply >= 0 && ply < moves.length) {
           cell.type = "button";
@@ -438,6 +447,9 @@
           cell.textContent = ply < 0 ? "…" : "";
         }
         list.appendChild(cell);
+        if (hasVariations(ply)) {
+          for (const text of state.variations[ply]) list.appendChild(variationLine(text));
+        }
       }
     }
     if (state.result) {
@@ -449,6 +461,26 @@
     $("move-comment").textContent = state.cursor ? state.comments[state.cursor - 1] : "";
     const current = list.querySelector(".current");
     if (current) current.scrollIntoView({block: "nearest"});
+  }
+
+  function hasVariations(ply) {
+    return ply >= 0 && Boolean(state.variations && state.variations[ply] && state.variations[ply].length);
+  }
+
+  // A variation (the line played instead of a move, as PDN writes it: "(12... 10-14 {comment}
+  // 22-18)") on a row of its own under that move, its comments set apart from its moves.
+  function variationLine(text) {
+    const line = document.createElement("div");
+    line.className = "variation";
+    for (const part of text.split(/(\{[^}]*\})/)) {
+      if (!part) continue;
+      const span = document.createElement("span");
+      const comment = part.startsWith("{");
+      span.className = comment ? "comment" : "line";
+      span.textContent = comment ? part.slice(1, -1) : part;
+      line.appendChild(span);
+    }
+    return line;
   }
 
   // The server words every score (pedina.scores): a number, or who wins and how it is known.
@@ -792,6 +824,7 @@
     const players = {White: state.players.white, Black: state.players.black};
     store(GAME_KEY, {start: state.start_fen, moves: state.moves.map((move) => move.hub), cursor: state.cursor,
                      headers: Object.assign({}, state.headers, players), comments: state.comments,
+                     variations: state.variations,
                      result: state.result ? state.result.result : "*",
                      reason: state.result ? state.result.reason : ""});
   }
@@ -820,7 +853,8 @@
       return;
     }
     send({type: "restore", start: game.start, moves: game.moves, headers: game.headers || {},
-          comments: game.comments || [], result: game.result || "*", reason: game.reason || ""});
+          comments: game.comments || [], variations: game.variations || [], result: game.result || "*",
+          reason: game.reason || ""});
     send({type: "goto", ply: Math.min(Number(game.cursor) || 0, game.moves.length)});
   }
 
@@ -828,7 +862,7 @@
 
   // The game's long lists come as changes to the list of the previous message that carried it
   // (protocol/gui/outbox.py): keep its first entries, replace some, append the rest.
-  const CHANGED_LISTS = ["moves", "comments", "evals"];
+  const CHANGED_LISTS = ["moves", "comments", "variations", "evals"];
   let lists = {};              // each such list as the connection has sent it so far
 
   function applyChanges(message) {
