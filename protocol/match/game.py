@@ -377,11 +377,9 @@ def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settin
                 raise Aborted from error
             return lose(side, _failure_reason(error, allowed is not None), str(error), error.tail)
         if allowed is not None and report.elapsed > allowed + settings.margin:
-            hint = (" (DXP sends no move time: give the engine its own, e.g. pedina dxp --move-time)"
-                    if spec.dxp is not None and spec.tc.move_time is not None else "")
             return lose(side, "time forfeit",
                         f"{spec.name}: took {report.elapsed:.3f} s, allowed {allowed:.3f} s "
-                        f"+ {settings.margin:.3f} s margin{hint}", engine.tail())
+                        f"+ {settings.margin:.3f} s margin", engine.tail())
         try:
             move = board.parse_move(report.move)
         except MoveError as error:
