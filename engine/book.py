@@ -44,8 +44,12 @@ import heapq
 import importlib.resources
 import os
 import random
+import signal
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from pedina.board import Board
 from pedina.move import Move, legal_moves
@@ -290,27 +294,100 @@ def opening_positions(plies: int) -> list[Position]:
     return [position for position in found if position.count_moves()]
 
 
+def entry_line(hub: str, depth: int, settings: EngineSettings) -> str:
+    """:func:`search_entry` of the position in Hub text ``hub``, as a line of the file format:
+    text in and out, so that it runs in a worker process or on a Dask worker as well as here.
+    Each process keeps one searcher per settings (a fresh table per position anyway)."""
+    searcher = _searchers.get(settings)
+    if searcher is None:
+        searcher = _searchers[settings] = Searcher(settings)
+    return search_entry(searcher, Position.from_hub(hub), depth).line()
+
+
+_searchers: dict[EngineSettings, Searcher] = {}
+
+
+class BookSearches(Protocol):
+    """Where :func:`build_book` has its positions searched: it starts several at a time (a
+    batch) and then takes their entries as they come."""
+
+    def start(self, position: Position) -> None:
+        """Begin searching ``position`` (it has a legal move)."""
+
+    def wait(self) -> BookEntry:
+        """The entry of a started position, once its search has ended (in any order)."""
+
+
+class _SearchHere:
+    """Positions searched here, one at a time in the order started."""
+
+    def __init__(self, depth: int, settings: EngineSettings) -> None:
+        self._searcher = Searcher(settings)
+        self._depth = depth
+        self._started: deque[Position] = deque()
+
+    def start(self, position: Position) -> None:
+        self._started.append(position)
+
+    def wait(self) -> BookEntry:
+        return search_entry(self._searcher, self._started.popleft(), self._depth)
+
+
+class _SearchPool:
+    """Positions searched in a pool of worker processes, each with a searcher of its own."""
+
+    def __init__(self, depth: int, settings: EngineSettings, workers: int) -> None:
+        self.pool = ProcessPoolExecutor(workers, initializer=_leave_interrupts_to_the_parent)
+        self._depth = depth
+        self._settings = settings
+        self._running: set[Future[str]] = set()
+
+    def start(self, position: Position) -> None:
+        self._running.add(self.pool.submit(entry_line, position.hub(), self._depth, self._settings))
+
+    def wait(self) -> BookEntry:
+        done, _ = wait(self._running, return_when=FIRST_COMPLETED)
+        future = next(iter(done))
+        self._running.remove(future)
+        return parse_entry(future.result(), "a worker's entry")
+
+
+def _leave_interrupts_to_the_parent() -> None:
+    """In a worker: Ctrl-C reaches the whole process group, and the building process alone
+    handles it (stopping the pool); a worker would otherwise die with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def build_book(path: str | os.PathLike[str], depth: int, positions: int, *, plies: int = 3, ply_cost: int = 10,
                settings: EngineSettings = EngineSettings(), resume: bool = False,
-               progress: Callable[[int], None] | None = None) -> Book:
+               progress: Callable[[int], None] | None = None, batch: int = 1, workers: int = 1,
+               searches: BookSearches | None = None) -> Book:
     """Build (or with ``resume``, continue) the book in the file ``path`` up to ``positions`` positions.
 
     First every position up to ``plies`` plies from the start (every 3-move opening's
     positions, for 3), nearest first; then best-first ("drop-out") expansion: the next
-    position searched is the one not in the book that is cheapest to reach from the
-    positions within ``plies``, where each move costs ``ply_cost`` plus what it loses
-    against the best move of its position (hundredths of a man; ties go to the smaller
-    Hub text), so the book follows the good lines of every opening deeper than the bad
-    ones. Each position is valued by :func:`search_entry` at ``depth`` and appended to
-    the file at once: an interrupted build loses only the search it was in. ``progress``
-    gets the number of positions in the book, once the file is read and after each
-    position searched. ``resume`` continues the file as it is (a last line cut short
-    is dropped), and the same settings then give the same book as a build in one run;
-    without it an existing file is refused.
+    positions searched are the ``batch`` positions not in the book that are cheapest to
+    reach from the positions within ``plies``, where each move costs ``ply_cost`` plus
+    what it loses against the best move of its position (hundredths of a man; ties go to
+    the smaller Hub text), so the book follows the good lines of every opening deeper
+    than the bad ones. A batch is searched at once and then expanded, so with ``batch``
+    1 every position's children are known before the next is chosen, and a larger batch
+    lets ``workers`` processes (or ``searches``, e.g. a cluster's, instead) search
+    together. Each position is valued by :func:`search_entry` at ``depth`` and appended
+    to the file as soon as its search ends: an interrupted build loses only the searches
+    it was in. The book depends on the settings and ``batch``, never on ``workers`` or
+    on the order searches end (the file's lines may come in another order).
+
+    ``progress`` gets the number of positions in the book, once the file is read and
+    after each position searched. ``resume`` continues the file as it is (a last line
+    cut short is dropped), and the same settings then give the same book as a build in
+    one run; without it an existing file is refused.
 
     Raises :class:`BookError` for a file that exists without ``resume``, is not a book,
     or holds positions searched to another depth.
     """
+    if batch < 1 or workers < 1:
+        raise ValueError(f"batch and workers must be at least 1, not {batch} and {workers}")
     exists = os.path.exists(path) and os.path.getsize(path) > 0
     if exists and not resume:
         raise BookError(f"{os.fspath(path)} already exists (resume continues it)")
@@ -323,48 +400,77 @@ def build_book(path: str | os.PathLike[str], depth: int, positions: int, *, plie
             raise BookError(f"{os.fspath(path)} holds positions searched to depth {other.depth}, not {depth}")
     if progress is not None:
         progress(len(book))
-    searcher = Searcher(settings)
-    roots = opening_positions(plies)
-    with open(path, "a", encoding="utf-8") as handle:
-        if not exists:
-            handle.write(f"{BOOK_HEADER}\n# pedina book build: depth {depth}, plies {plies}, ply cost {ply_cost}\n")
+    runner: BookSearches
+    if searches is not None:
+        runner = searches
+    elif workers == 1:
+        runner = _SearchHere(depth, settings)
+    else:
+        runner = _SearchPool(depth, settings, workers)
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            if not exists:
+                handle.write(f"{BOOK_HEADER}\n# pedina book build: depth {depth}, plies {plies}, "
+                             f"ply cost {ply_cost}, batch {batch}\n")
 
-        def add(position: Position) -> BookEntry:
-            entry = search_entry(searcher, position, depth)
-            handle.write(entry.line() + "\n")
-            handle.flush()
-            book.add(entry)
-            if progress is not None:
-                progress(len(book))
-            return entry
+            def search_all(wanted: list[Position]) -> None:
+                missing = [position for position in wanted if position not in book]
+                for position in missing:
+                    runner.start(position)
+                for _ in missing:
+                    entry = runner.wait()
+                    handle.write(entry.line() + "\n")
+                    handle.flush()
+                    book.add(entry)
+                    if progress is not None:
+                        progress(len(book))
 
-        for position in roots:
-            if len(book) >= positions:
-                return book
-            if position not in book:
-                add(position)
-        # Dijkstra's search over the book's moves: a position is final when it comes off the heap.
-        heap = [(0, position.hub(), position) for position in roots]
-        cost = {position: 0 for position in roots}
-        done: set[Position] = set()
-        while heap and len(book) < positions:
+            roots = opening_positions(plies)[:positions]
+            search_all(roots)
+            _expand_best_first(book, roots, positions, ply_cost, batch, search_all)
+    finally:
+        if isinstance(runner, _SearchPool):  # an interrupted build does not wait for the searches left
+            runner.pool.shutdown(wait=True, cancel_futures=True)
+    return book
+
+
+def _expand_best_first(book: Book, roots: list[Position], positions: int, ply_cost: int, batch: int,
+                       search_all: Callable[[list[Position]], None]) -> None:
+    """Dijkstra's search over the book's moves from ``roots`` (all in ``book``), choosing
+    positions a batch at a time until ``positions`` are chosen in all (see :func:`build_book`).
+    What is chosen depends only on the entries' values, not on which positions ``book``
+    held before (a resumed build), so a resumed build chooses what one run would."""
+    chosen = set(roots)
+    heap = [(0, position.hub(), position) for position in roots]
+    cost = {position: 0 for position in roots}
+    done: set[Position] = set()
+
+    def expand(position: Position, spent: int) -> None:
+        entry = book.get(position)
+        assert entry is not None
+        best = entry.moves[0].value
+        for choice in entry.moves:
+            child = position.play(choice.move)
+            reach = spent + best - choice.value + ply_cost
+            if reach < cost.get(child, reach + 1):
+                cost[child] = reach
+                heapq.heappush(heap, (reach, child.hub(), child))
+
+    while heap and len(chosen) < positions:
+        members: list[tuple[int, Position]] = []
+        while heap and len(members) < min(batch, positions - len(chosen)):
             spent, _, position = heapq.heappop(heap)
             if position in done:
                 continue
             done.add(position)
-            entry = book.get(position)
-            if entry is None:
-                if not position.count_moves():
-                    continue
-                entry = add(position)
-            best = entry.moves[0].value
-            for choice in entry.moves:
-                child = position.play(choice.move)
-                reach = spent + best - choice.value + ply_cost
-                if reach < cost.get(child, reach + 1):
-                    cost[child] = reach
-                    heapq.heappush(heap, (reach, child.hub(), child))
-    return book
+            if position in chosen:  # a root: its entry is known, its children go in at once
+                expand(position, spent)
+            elif position.count_moves():
+                members.append((spent, position))
+        chosen.update(position for _, position in members)
+        search_all([position for _, position in members])
+        for spent, position in members:
+            expand(position, spent)
 
 
 def _drop_cut_line(path: str | os.PathLike[str]) -> None:
@@ -382,5 +488,5 @@ def shipped_book() -> Book:
     return Book.from_text(text, f"the shipped book ({BOOK_RESOURCE})")
 
 
-__all__ = ["BOOK_HEADER", "BOOK_RESOURCE", "Book", "BookEntry", "BookError", "BookMove", "MAX_VARIETY",
-           "build_book", "opening_positions", "parse_entry", "search_entry", "shipped_book"]
+__all__ = ["BOOK_HEADER", "BOOK_RESOURCE", "Book", "BookEntry", "BookError", "BookMove", "BookSearches", "MAX_VARIETY",
+           "build_book", "entry_line", "opening_positions", "parse_entry", "search_entry", "shipped_book"]

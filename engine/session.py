@@ -54,6 +54,13 @@ from pedina.timeman import GRACE, Limits, time_budget
 
 #: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
 JOIN_TIMEOUT = 0.05
+#: How long :meth:`Session.close` waits for the search threads to return (seconds).
+CLOSE_TIMEOUT = 2.0
+#: What the session reports when its watchdog answers for a searcher that has not returned
+#: in time: a stuck searcher, or one starved of CPU on an overloaded machine.
+LATE_SEARCH_NOTE = "the search did not return in time: answering from its last reported line"
+#: What it reports when it then replaces that searcher, still running at the next search.
+ABANDONED_SEARCH_NOTE = "a stopped search did not return: its searcher is abandoned for a new one"
 #: How often :meth:`Session.think` looks at its ``cancel`` event (seconds).
 CANCEL_POLL = 0.05
 #: The depth of a book answer's :class:`~pedina.search.Info` and :class:`~pedina.search.Result`:
@@ -191,6 +198,7 @@ class Session:
         self._report = report
         self._searcher: SupportsSearch | None = None
         self._thread: threading.Thread | None = None
+        self._abandoned_threads: list[threading.Thread] = []
         self._job: _SearchJob | None = None
 
     # -- settings and state -----------------------------------------------------------
@@ -241,8 +249,9 @@ class Session:
             if job is None or not job.abandoned:  # a searcher that answered returns within microseconds
                 thread.join(JOIN_TIMEOUT)
             if thread.is_alive():
-                self._note("a stopped search did not return: its searcher is abandoned for a new one")
+                self._note(ABANDONED_SEARCH_NOTE)
                 self._searcher = None
+                self._abandoned_threads.append(thread)
             self._thread = None
         if self._searcher is None:
             self._searcher = self._factory(self._settings)
@@ -319,6 +328,19 @@ class Session:
             job.changed.notify_all()
         if self._searcher is not None:
             self._searcher.ponder_hit()
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> bool:
+        """Stop every search and wait up to ``timeout`` seconds in all for the search threads
+        to return, those of searchers abandoned earlier too: a search thread still running
+        when the interpreter shuts down can fail there, with a traceback on stderr. ``False``
+        when one is still running. The session can search again afterwards."""
+        self.stop()
+        deadline = time.perf_counter() + timeout
+        threads = self._abandoned_threads + ([self._thread] if self._thread is not None else [])
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.perf_counter()))
+        self._abandoned_threads = [thread for thread in self._abandoned_threads if thread.is_alive()]
+        return not any(thread.is_alive() for thread in threads)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until the last search has answered; ``False`` if it has not within ``timeout`` seconds."""
@@ -400,7 +422,7 @@ class Session:
             searcher.stop()
             if job.stop_requested and job.changed.wait_for(lambda: job.finished, GRACE):
                 return
-            self._note("the search did not return in time: answering from its last reported line")
+            self._note(LATE_SEARCH_NOTE)
             job.abandoned = True
             self._answer(job, None)
 
@@ -442,5 +464,5 @@ class Session:
             self._report(text)
 
 
-__all__ = ["Answer", "BOOK_DEPTH", "CANCEL_POLL", "JOIN_TIMEOUT", "Session", "SupportsSearch", "check_settings",
-           "read_book"]
+__all__ = ["ABANDONED_SEARCH_NOTE", "Answer", "BOOK_DEPTH", "CANCEL_POLL", "CLOSE_TIMEOUT", "JOIN_TIMEOUT",
+           "LATE_SEARCH_NOTE", "Session", "SupportsSearch", "check_settings", "read_book"]

@@ -108,8 +108,10 @@ def time_budget(limits: Limits) -> TimeBudget | None:
 
     A move time is a hard limit. On a clock, ``hard`` stays below the clock
     (plus the increment) less :data:`OVERHEAD`, so the engine never loses on
-    time; without moves to go the clock is spread over :data:`DEFAULT_MOVES_TO_GO`
-    moves, with the last move of a period given most of what is left.
+    time. The clock is paced over the moves to go, however many (a DXP GAMEREQ of
+    1 minute for 600 moves is how a match asks for 0.1 s a move), or over
+    :data:`DEFAULT_MOVES_TO_GO` moves without them; the last move of a period is
+    given most of what is left.
     """
     if limits.infinite:
         return None
@@ -130,7 +132,7 @@ def _clock_budget(clock: float, inc: float, moves_to_go: int | None) -> TimeBudg
     if moves_to_go is not None and moves_to_go <= 1:
         soft, hard = usable * 0.6, usable * 0.9
     else:
-        moves = min(max(moves_to_go or DEFAULT_MOVES_TO_GO, 2), 50)
+        moves = max(moves_to_go, 2) if moves_to_go else DEFAULT_MOVES_TO_GO
         base = max(0.0, clock - OVERHEAD) / moves + 0.9 * inc
         hard = min(usable * 0.4, base * 4)
         soft = min(base, hard)

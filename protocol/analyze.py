@@ -14,11 +14,17 @@ The outputs go together:
 - ``--json``: one JSON document at the end; ``--jsonl``: a JSON object a line,
   each printed as soon as its position (or game) is reached;
 - ``--annotate FILE``: the games as PDN, each move followed by the score and
-  depth of the position it led to (``{+0.35/12}``), ``$2`` (``?``) or ``$4``
-  (``??``) after a move that lost ``--mistake`` or ``--blunder`` men against the
-  engine's best move, and the engine's line as a variation after a move that
-  lost at least ``--better-line`` men;
-- ``--plot FILE``: a picture of the evaluation over each game, mistakes marked.
+  depth of the position it led to (``{+0.35/12}``), ``$6`` (``?!``), ``$2``
+  (``?``) or ``$4`` (``??``) after a move that lost ``--inaccuracy``,
+  ``--mistake`` or ``--blunder`` men against the engine's best move, and the
+  engine's line as a variation after a move that lost at least
+  ``--better-line`` men (see :mod:`pedina.protocol.review`, which the GUI's game
+  review shares);
+- ``--plot FILE``: a picture of the evaluation over each game, the marked moves shown.
+
+With games, the table ends each with a line per player (the inaccuracies,
+mistakes and blunders, and the average loss in men; ``summary`` in JSON), then
+its result.
 
 Ctrl-C (or SIGTERM) stops the analysis: every output keeps what was finished
 (the annotated PDN has every move, annotated as far as the analysis went) and
@@ -65,7 +71,10 @@ from pedina.protocol.cli import FiniteRange
 from pedina.protocol.engine_options import engine_options
 from pedina.protocol.plotting import check_plot_path, saved_figure
 from pedina.protocol.interrupts import interrupt_requests
-from pedina.scores import Score, for_white, loss_in, men
+from pedina.protocol.review import (DEFAULT_BETTER_LINE, DEFAULT_BLUNDER, DEFAULT_INACCURACY, DEFAULT_MISTAKE,
+                                     MARKS, Analysed, Line, Thresholds, annotated_game, annotator, assess, ending_text,
+                                     summarise)
+from pedina.scores import for_white, men
 
 #: The plot's vertical scale: ``tanh(men / PLOT_SCALE)``, so that a third of a man in the
 #: opening shows as clearly as the difference between a piece and two later on, and a won
@@ -76,23 +85,6 @@ PLOT_TICKS = (-10.0, -3.0, -1.0, 0.0, 1.0, 3.0, 10.0)
 #: The labels' font size (points), and how wide a character of it is taken to be.
 PLOT_LABEL_SIZE = 7.0
 _PLOT_CHAR_WIDTH = 0.62
-
-
-@dataclass
-class Line:
-    """One analysed line: its rank, score (side to move's view), depth, work and moves."""
-
-    multipv: int
-    score: int
-    depth: int
-    nodes: int
-    time: float
-    pv: list[Move]
-    database_draw: bool = False  # as :attr:`pedina.search.Info.database_draw`
-
-    def scored(self) -> Score:
-        """The score with its kind (side to move's view)."""
-        return Score.of(self.score, self.database_draw)
 
 
 @dataclass
@@ -116,31 +108,6 @@ class Subject:
             return f"position {self.number}" if self.number else ""
         players = f"{self.headers.get('White', '?')} - {self.headers.get('Black', '?')}"
         return f"game {self.number}: {players}"
-
-
-@dataclass
-class Analysed:
-    """A position of a subject and what was found there: the engine's best lines, best first,
-    or (with no lines) the game's end by the rules."""
-
-    ply: int
-    position: Position
-    played: Move | None
-    lines: list[Line]
-    outcome: Outcome | None
-    book: bool = False  # the played move is a move of the opening book
-
-    @property
-    def score(self) -> int:
-        """The side to move's score: the best line's, or the game's end (a loss without moves, a draw)."""
-        if self.lines:
-            return self.lines[0].score
-        return loss_in(0) if self.outcome is not None and self.outcome.winner is not None else 0
-
-    @property
-    def depth(self) -> int:
-        """The depth of the best line (0 when the game is over)."""
-        return self.lines[0].depth if self.lines else 0
 
 
 def pdn_line(position: Position, moves: list[Move]) -> list[str]:
@@ -171,14 +138,6 @@ def analyse(session: Session, board: Board, limits: Limits, cancel: threading.Ev
                     result.database_draw)
         lines = [main] + [line for line in lines if line.multipv != 1]
     return lines
-
-
-def ending_text(outcome: Outcome, white_to_move: bool) -> str:
-    """How the game ended, in words: ``White wins: Black cannot move``, ``draw by repetition``."""
-    if outcome.winner is None:
-        return f"draw by {outcome.termination}"
-    mover, other = ("White", "Black") if white_to_move else ("Black", "White")
-    return f"{other} wins: {mover} cannot move"
 
 
 # -- what to analyse ----------------------------------------------------------------------------
@@ -230,7 +189,7 @@ def _subjects_of_text(text: str, source: str, game_number: int | None) -> tuple[
         raise click.BadParameter(f"{source}: {error}", param_hint="TARGET") from None
     try:
         if positions is None and game_number is not None:
-            games = [read_game(text, game_number)]  # only that game is read: another's mistake is no matter
+            games = [read_game(text, game_number, on_error=warn)]  # another game's mistake is no matter
         else:
             games = read_games(text, on_error=warn) if positions is None else []
     except PdnError as error:
@@ -289,74 +248,6 @@ def table_row(label: str, played: str, item: Analysed, line: Line | None) -> str
             f"{' '.join(pv)}{'  (' + note + ')' if note else ''}")
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """What a move must lose against the engine's best, in hundredths of a man, for the best
-    line to be given as a variation (``better_line``) and to be marked ``?`` or ``??``."""
-
-    better_line: int
-    mistake: int
-    blunder: int
-
-
-@dataclass(frozen=True)
-class Assessment:
-    """A move of a game judged against the engine's best move in the position before it.
-
-    ``loss`` is what the move gave away, in hundredths of a man from the mover's
-    view (0 or less when it was as good as the best); ``nag`` is 4 (``??``) from
-    the blunder threshold on, 2 (``?``) from the mistake threshold, else ``None``;
-    ``best`` is the engine's line from the position before, given from the
-    better-line threshold on.
-    """
-
-    ply: int
-    loss: int
-    nag: int | None
-    best: Line | None
-
-
-def assess(analysed: list[Analysed], thresholds: Thresholds) -> list[Assessment]:
-    """Every move of a game whose position before and after were analysed."""
-    out = []
-    for before, after in zip(analysed, analysed[1:]):
-        if before.played is None or not before.lines:
-            continue
-        best = before.lines[0]
-        if best.pv[:1] == [before.played]:
-            out.append(Assessment(before.ply, 0, None, None))
-            continue
-        loss = before.score + after.score  # the mover's best, less the mover's score after the move
-        nag = 4 if loss >= thresholds.blunder else 2 if loss >= thresholds.mistake else None
-        out.append(Assessment(before.ply, loss, nag, best if loss >= thresholds.better_line else None))
-    return out
-
-
-def score_comment(item: Analysed) -> str:
-    """The PDN comment for the position ``item`` (White's view): ``+0.35/12``, the proven
-    result spelled out after the number, or how the game ended."""
-    if not item.lines:
-        return ending_text(item.outcome, item.position.white_to_move) if item.outcome else ""
-    white = for_white(item.score, item.position.white_to_move)
-    note = item.lines[0].scored().for_white(item.position.white_to_move).note("White", "Black")
-    return f"{men(white)}/{item.depth}" + (f" {note}" if note else "")
-
-
-def annotated_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds, annotator: str) -> str:
-    """The PDN text of ``subject`` with each analysed move annotated (see the module's docstring)."""
-    notes: list[MoveNote | None] = [None] * len(subject.board.moves)
-    for judged in assess(analysed, thresholds):
-        before, after = analysed[judged.ply], analysed[judged.ply + 1]
-        best = judged.best
-        notes[judged.ply] = MoveNote(
-            nags=(judged.nag,) if judged.nag else (), comment=("book " if before.book else "") + score_comment(after),
-            variation=tuple(best.pv) if best else (),
-            variation_comment=f"{men(for_white(best.score, before.position.white_to_move))}/{best.depth}"
-            if best else "")
-    headers = {**subject.headers, "Annotator": annotator}
-    return write_game(subject.board, headers, subject.result, notes)
-
-
 def plot_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds, path: str) -> None:
     """Save a picture of the evaluation (White's view, in men, on the :data:`PLOT_SCALE` scale)
     after each ply of ``subject``, the mistakes and blunders marked with their moves."""
@@ -369,7 +260,8 @@ def plot_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds
         axes.fill_between(plies, values, 0.0, alpha=0.2)
         axes.plot(plies, values, color="black", linewidth=1.2, label="evaluation (White's view)")
         judged = [item for item in assess(analysed, thresholds) if item.nag]
-        for nag, colour, label in ((2, "orange", "mistake (?)"), (4, "red", "blunder (??)")):
+        for nag, colour, label in ((6, "gold", "inaccuracy (?!)"), (2, "orange", "mistake (?)"),
+                                   (4, "red", "blunder (??)")):
             marked = [item for item in judged if item.nag == nag]
             if marked:
                 axes.scatter([item.ply + 1 for item in marked], [values[item.ply + 1] for item in marked],
@@ -384,7 +276,7 @@ def plot_game(subject: Subject, analysed: list[Analysed], thresholds: Thresholds
         for item in judged:
             move = subject.board.moves[item.ply]
             text = (f"{move_label(item.ply, white_first)} {Board(analysed[item.ply].position).pdn(move)}"
-                    + ("??" if item.nag == 4 else "?"))
+                    + (MARKS[item.nag] if item.nag else ""))
             x = item.ply + 1
             centre = x / span * axes_width
             half = len(text) * PLOT_LABEL_SIZE * _PLOT_CHAR_WIDTH / 2
@@ -460,10 +352,7 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
         except OSError as error:
             raise click.BadParameter(f"cannot write {settings.annotate}: {error.strerror or error}",
                                      param_hint="--annotate") from None
-    annotator = (f"Pedina {__version__}, "
-                 + (f"depth {settings.limits.depth}" if settings.limits.depth else
-                    f"{settings.limits.move_time:g} s a position")
-                 + "; scores in men from White's view")
+    tag = annotator(f"Pedina {__version__}", settings.limits.depth, settings.limits.move_time)
     done: list[tuple[Subject, list[Analysed]]] = []
     total = sum(len(subject.board.moves) + 1 for subject in subjects)
     progress = not settings.table and sys.stderr.isatty()
@@ -506,9 +395,10 @@ def run_analysis(kind: str, subjects: list[Subject], settings: AnalysisSettings)
                         click.echo(f"\ranalysed {count}/{total}", nl=False, err=True)
                     if played is not None:
                         board.push(played)
-                _finish_subject(subject, analysed, settings, annotated, annotator, len(subjects) > 1, out)
+                _finish_subject(subject, analysed, settings, annotated, tag, len(subjects) > 1, out)
             interrupted = interruption.is_set()
     finally:
+        session.close()
         if progress:
             click.echo(err=True)
         if annotated is not None:
@@ -532,13 +422,19 @@ def _in_book(book: Book | None, board: Board, move: Move | None) -> bool:
 
 
 def _finish_subject(subject: Subject, analysed: list[Analysed], settings: AnalysisSettings, annotated: IO[str] | None,
-                    annotator: str, several: bool, out: TextIO) -> None:
-    """What is written once a subject is analysed (or interrupted): the table's result line, the
-    annotated game, the picture."""
-    if settings.table and subject.result is not None and len(analysed) == len(subject.board.moves) + 1:
-        _emit(out, f"result {subject.result}")
+                    tag: str, several: bool, out: TextIO) -> None:
+    """What is written once a subject is analysed (or interrupted): the table's players'
+    summaries and result line, the annotated game (``tag`` its annotator), the picture."""
+    if settings.table and subject.result is not None:
+        summaries = summarise(assess(analysed, settings.thresholds))
+        for white in (True, False):
+            _emit(out, f"{'White' if white else 'Black'} ({subject.headers.get('White' if white else 'Black', '?')}): "
+                       f"{summaries[white].text()}")
+        if len(analysed) == len(subject.board.moves) + 1:
+            _emit(out, f"result {subject.result}")
     if annotated is not None and subject.result is not None:
-        _append_game(annotated, annotated_game(subject, analysed, settings.thresholds, annotator))
+        _append_game(annotated, annotated_game(subject.board, subject.headers, subject.result, analysed,
+                                               settings.thresholds, tag))
     if settings.plot is not None and subject.result is not None and len(analysed) > 1:
         plot_game(subject, analysed, settings.thresholds, plot_path_for(settings.plot, subject, several))
 
@@ -563,9 +459,19 @@ def _document(kind: str, done: list[tuple[Subject, list[Analysed]]], settings: A
                                  for subject, analysed in done if analysed]
     else:
         document["games"] = [{**_place(subject), "headers": subject.headers, "result": subject.result,
-                              "positions": [position_json(item) for item in analysed]}
+                              "positions": [position_json(item) for item in analysed],
+                              "summary": _summary_json(analysed, settings.thresholds)}
                              for subject, analysed in done]
     return document
+
+
+def _summary_json(analysed: list[Analysed], thresholds: Thresholds) -> dict[str, object]:
+    """Each player's summary (see :func:`pedina.protocol.review.summarise`) and the marked moves
+    (``marks``: ply and NAG), as JSON."""
+    assessments = assess(analysed, thresholds)
+    summaries = summarise(assessments)
+    return {"white": summaries[True].as_json(), "black": summaries[False].as_json(),
+            "marks": [{"ply": item.ply, "nag": item.nag} for item in assessments if item.nag]}
 
 
 def _place(subject: Subject) -> dict[str, object]:
@@ -590,16 +496,19 @@ def _place(subject: Subject) -> dict[str, object]:
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Save a picture of the evaluation over the game (several games: FILE-N.png). "
                    "Needs matplotlib.")
-@click.option("--better-line", type=FiniteRange(0.01, 100), default=0.1, show_default=True,
+@click.option("--better-line", type=FiniteRange(0.01, 100), default=DEFAULT_BETTER_LINE, show_default=True,
               help="Men a move must lose against the best one for --annotate to give the best line.")
-@click.option("--mistake", type=FiniteRange(0.01, 100), default=0.5, show_default=True,
-              help="Men a move must lose against the best one to be marked ? ($2) by --annotate and --plot.")
-@click.option("--blunder", type=FiniteRange(0.01, 100), default=1.0, show_default=True,
+@click.option("--inaccuracy", type=FiniteRange(0.01, 100), default=None,
+              help=f"Men a move must lose against the best one to be marked ?! ($6) by --annotate and --plot "
+                   f"(default {DEFAULT_INACCURACY:g}, or --mistake if lower).")
+@click.option("--mistake", type=FiniteRange(0.01, 100), default=DEFAULT_MISTAKE, show_default=True,
+              help="Men a move must lose against the best one to be marked ? ($2).")
+@click.option("--blunder", type=FiniteRange(0.01, 100), default=DEFAULT_BLUNDER, show_default=True,
               help="Men a move must lose against the best one to be marked ?? ($4).")
 @engine_options(without=("play",))
 def analyze(target: str, depth: int | None, move_time: float | None, as_json: bool, as_jsonl: bool,
             game_number: int | None, annotate_path: str | None, plot_path: str | None, better_line: float,
-            mistake: float, blunder: float, settings: EngineSettings) -> None:
+            inaccuracy: float | None, mistake: float, blunder: float, settings: EngineSettings) -> None:
     """Evaluate TARGET: a FEN or Hub position, a file of FEN lines, or the games of a PDN file
     (every move; - reads standard input).
 
@@ -614,9 +523,11 @@ def analyze(target: str, depth: int | None, move_time: float | None, as_json: bo
         raise click.UsageError("give --depth or --time, not both")
     if as_json and as_jsonl:
         raise click.UsageError("give --json or --jsonl, not both")
-    if blunder < mistake:
-        raise click.BadParameter(f"the blunder threshold ({blunder:g}) is below the mistake one ({mistake:g})",
-                                 param_hint="--blunder")
+    try:
+        thresholds = Thresholds.in_men(better_line, min(DEFAULT_INACCURACY, mistake) if inaccuracy is None
+                                       else inaccuracy, mistake, blunder)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--blunder" if blunder < mistake else "--mistake") from None
     if plot_path is not None:
         check_plot_path(plot_path, "--plot")
     kind, subjects = load_subjects(target, game_number)
@@ -625,8 +536,7 @@ def analyze(target: str, depth: int | None, move_time: float | None, as_json: bo
     limits = (Limits(depth=depth, analysis=True) if depth is not None
               else Limits(move_time=move_time or 1.0, analysis=True))
     request = AnalysisSettings(limits, settings, not (as_json or as_jsonl), as_json, as_jsonl, annotate_path,
-                               plot_path, Thresholds(round(better_line * 100), round(mistake * 100),
-                                                     round(blunder * 100)))
+                               plot_path, thresholds)
     if not run_analysis(kind, subjects, request):
         click.echo("interrupted: the outputs hold the positions analysed so far", err=True)
         sys.exit(130)

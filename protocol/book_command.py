@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import ExitStack
 
 import click
 
@@ -32,9 +33,17 @@ def book() -> None:
 @click.option("--ply-cost", type=click.IntRange(0, 1000), default=10, show_default=True,
               help="Beyond --plies, the cost of a ply (hundredths of a man) against the cost of a worse move.")
 @click.option("--resume", is_flag=True, help="Continue the book in --out (an interrupted build).")
+@click.option("--batch", type=click.IntRange(1, 10_000), default=1, show_default=True,
+              help="Beyond --plies, positions chosen and searched together before their moves are expanded: "
+                   "what --workers and --cluster search in parallel. The book depends on it (not on --workers).")
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="Processes searching at the same time on this machine [default: 1].")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Search the positions as tasks on this Dask cluster: tcp://HOST:PORT, a scheduler file, or "
+                   "local:N (see the README).")
 @engine_options(without=("lines", "play", "book"))
-def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int, resume: bool,
-               settings: EngineSettings) -> None:
+def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int, resume: bool, batch: int,
+               workers: int | None, cluster: str | None, settings: EngineSettings) -> None:
     """Build an opening book from the start position.
 
     Every position up to --plies plies is searched first (every move valued), then the
@@ -43,18 +52,35 @@ def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int,
     position is appended to the file as soon as it is searched: after Ctrl-C, the same
     command with --resume goes on where it stopped and gives the same book.
     """
+    if cluster is not None and workers is not None:
+        raise click.ClickException("--workers is for this machine; on a cluster, each worker's threads are its own")
+    if (cluster is not None or (workers or 1) > 1) and batch < (workers or 2):
+        click.echo(f"Warning: beyond --plies only --batch {batch} position(s) are searched at a time; "
+                   "give a batch of at least the searches that can run at once", err=True)
     started = time.perf_counter()
     counts: list[int] = []  # the positions in the book: as the file was, then after each search
     try:
-        with click.progressbar(length=positions, label=f"building {path} at depth {depth}", show_eta=True,
-                               file=sys.stderr) as bar:
+        with ExitStack() as stack:
+            searches = None
+            where = ""
+            if cluster is not None:
+                from pedina.protocol.book_cluster import ClusterSearches
+                from pedina.protocol.match.cluster import cluster_client, cluster_summary
+
+                client = stack.enter_context(cluster_client(cluster))
+                searches = ClusterSearches(client, depth, settings)
+                stack.callback(searches.cancel)
+                where = f" on Dask cluster {cluster} ({cluster_summary(client)})"
+            bar = stack.enter_context(click.progressbar(
+                length=positions, label=f"building {path} at depth {depth}{where}", show_eta=True, file=sys.stderr))
 
             def progress(count: int) -> None:
                 counts.append(count)
                 bar.update(min(count, positions) - bar.pos)
 
             built = build_book(path, depth, positions, plies=plies, ply_cost=ply_cost, settings=settings,
-                               resume=resume, progress=progress)
+                               resume=resume, progress=progress, batch=batch, workers=workers or 1,
+                               searches=searches)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {path} holds {counts[-1] if counts else 0:,} positions; the same command "
                    "with --resume goes on", err=True)

@@ -62,6 +62,7 @@ def demo(move_time: float, depth: int | None, plies: int, show_board: bool, paus
     except KeyboardInterrupt:
         click.echo(f"Interrupted after {len(board.moves)} plies.")
     finally:
+        session.close()
         if pdnout is not None:
             pdnout.write(write_game(board, {"Event": "pedina demo", "Date": time.strftime("%Y.%m.%d"),
                                             "White": "Pedina", "Black": "Pedina"}))

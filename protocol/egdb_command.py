@@ -77,8 +77,9 @@ def _report_line(report: SliceReport) -> str:
 @click.option("--pieces", type=click.IntRange(2, MAX_BUILD_PIECES), required=True,
               help="Build every table with at most this many pieces.")
 @_DIRECTORY
-@click.option("--distances", "distance_pieces", type=click.IntRange(0, MAX_BUILD_PIECES), default=4,
-              show_default=True, help="Store distances in the tables with at most this many pieces.")
+@click.option("--distances", "distance_pieces", type=click.IntRange(0, MAX_BUILD_PIECES),
+              default=SHIPPED_PIECES, show_default=True,
+              help="Store distances in the tables with at most this many pieces (as the shipped tables do).")
 @click.option("--workers", type=click.IntRange(1, 256), default=None,
               help="Processes solving independent tables at the same time [default: 1].")
 @click.option("--cluster", metavar="ADDRESS", default=None,

@@ -2,8 +2,9 @@
 
 :class:`EngineClient` is the interface the runner drives (a game begun, a search
 started and awaited, the game's end told, the engine closed), implemented by
-:class:`~pedina.protocol.hubclient.HubClient` (a Hub engine process) and
-:class:`~pedina.protocol.dxp.initiator.DxpClient` (a running DXP engine, over TCP).
+:class:`~pedina.protocol.hubclient.HubClient` (a Hub engine process),
+:class:`~pedina.protocol.dxp.initiator.DxpClient` (a running DXP engine, over TCP) and
+:class:`~pedina.protocol.sessionclient.SessionClient` (a search session in this process).
 Every wait is bounded, and a failure is an :class:`EngineError` carrying the
 engine's last messages, so the runner can score the game and replace the engine.
 """
@@ -17,6 +18,9 @@ from pedina.scores import Score
 
 #: How many of the engine's last messages (both directions) an error report keeps.
 TAIL_LINES = 12
+#: The longest line read from an engine; a longer one is skipped unread, as an error (a 50 MB
+#: line would otherwise be held whole).
+MAX_LINE_CHARS = 1 << 20
 
 
 class EngineError(Exception):
@@ -37,6 +41,15 @@ class EngineTimeout(EngineError):
 
 class EngineProtocolError(EngineError):
     """The engine answered something the protocol does not allow (or refused a parameter or a game)."""
+
+
+class EngineAnsweredTwice(EngineProtocolError):
+    """The engine answered one search twice (a second ``done`` for one ``go``)."""
+
+
+class EngineUnreadable(EngineProtocolError):
+    """The engine sent a line that cannot be read: bytes that are not UTF-8, or a line beyond
+    :data:`MAX_LINE_CHARS`."""
 
 
 class EngineResigned(EngineError):
@@ -108,5 +121,5 @@ class EngineClient(Protocol):
         """The last messages exchanged with the engine, oldest first."""
 
 
-__all__ = ["EngineClient", "EngineCrashed", "EngineError", "EngineId", "EngineProtocolError", "EngineResigned",
-           "EngineTimeout", "SearchReport", "TAIL_LINES"]
+__all__ = ["EngineAnsweredTwice", "EngineClient", "EngineCrashed", "EngineError", "EngineId", "EngineProtocolError",
+           "EngineResigned", "EngineTimeout", "EngineUnreadable", "MAX_LINE_CHARS", "SearchReport", "TAIL_LINES"]

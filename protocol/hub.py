@@ -21,7 +21,7 @@ import select
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import BinaryIO, TextIO
 
@@ -204,6 +204,91 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
     return new
 
 
+# -- commands shared with the in-process client ----------------------------------------
+
+#: The ``id`` line's fields.
+IDENTITY: tuple[tuple[str, str], ...] = (("name", "Pedina"), ("version", __version__),
+                                         ("author", "The Pedina developers"), ("country", "Italy"))
+
+
+def set_param(session: Session, params: dict[str, Param], args: list[tuple[str, str | None]]) -> None:
+    """Carry out one ``set-param`` line's ``args`` on ``session`` (``params``: the declared
+    parameters); :class:`HubInputError` saying why not, the settings then unchanged."""
+    fields = dict(args)
+    name, value = fields.get("name"), fields.get("value")
+    if name is None or value is None:
+        raise HubInputError("set-param needs name=... value=...")
+    param = params.get(name)
+    if param is None:
+        raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(params)})")
+    typed = param.parse(value)
+    if param.field:
+        settings = session.settings
+        try:
+            session.configure(settings.with_values({param.field: typed}))
+        except ValueError as error:  # tables that cannot be opened: the earlier ones stay
+            raise HubInputError(f"{name}: {error}") from None
+        except MemoryError:
+            raise HubInputError(f"{name}: not enough memory for {value}; the hash table stays at "
+                                f"{settings.hash_mb} MB") from None
+
+
+def position_board(args: list[tuple[str, str | None]]) -> Board:
+    """The board of one ``pos`` line's ``args``: its position with its moves played;
+    :class:`HubInputError` saying what is wrong."""
+    fields = dict(args)
+    unknown = [key for key in fields if key not in ("pos", "moves")]
+    if unknown:
+        raise HubInputError(f"unknown pos argument {unknown[0]!r}")
+    text = fields.get("pos")
+    if not text:
+        raise HubInputError("pos needs pos=<33-character position>")
+    try:
+        board = Board(Position.from_hub(text))
+    except PositionError as error:
+        raise HubInputError(f"bad position: {error}") from None
+    play_moves(board, (fields.get("moves") or "").split())
+    return board
+
+
+def play_moves(board: Board, moves: Sequence[str], first: int = 1) -> None:
+    """Play ``moves`` (Hub text) on ``board``, counted from ``first`` in the ``pos`` line's
+    ``moves=``; :class:`HubInputError` saying which move is wrong."""
+    for number, move_text in enumerate(moves, start=first):
+        try:
+            board.push(board.parse_move(move_text))
+        except MoveError as error:
+            raise HubInputError(f"move {number} of moves= ({move_text}): {error}") from None
+
+
+def go_mode(args: list[tuple[str, str | None]]) -> str:
+    """The mode of one ``go`` line's ``args``: ``think``, ``ponder`` or ``analyze``."""
+    modes = [key for key, _ in args]
+    if len(modes) != 1 or modes[0] not in ("think", "ponder", "analyze") or args[0][1] not in (None, ""):
+        raise HubInputError("go takes exactly one of think, ponder, analyze")
+    return modes[0]
+
+
+def search_limits(board: Board, level: Limits, mode: str) -> Limits:
+    """What ``go`` in ``mode`` (:func:`go_mode`) searches ``board`` under, after ``level`` lines
+    set ``level``: a bound where the level gives none (:func:`~pedina.timeman.bounded`), and a
+    short search when there is only one move to think about."""
+    limits = bounded(replace(level, ponder=mode == "ponder", analysis=mode == "analyze"))
+    if mode == "think" and len(board.legal_moves()) == 1:
+        # Nothing to choose: the move goes out at once, after a short search for its score
+        # (whatever the level: an infinite think too).
+        limits = Limits(depth=FORCED_MOVE_DEPTH)
+    return limits
+
+
+def done_line(answer: Answer) -> str:
+    """The ``done`` line of a search's answer: ``done move=... [ponder=...]``, bare without a move."""
+    pairs = [("move", answer.move.hub())] if answer.move else []
+    if answer.ponder:
+        pairs.append(("ponder", answer.ponder.hub()))
+    return format_line("done", pairs)
+
+
 # -- the engine -----------------------------------------------------------------------
 
 
@@ -234,14 +319,16 @@ class HubServer:
 
     def run(self, lines: Iterable[str]) -> None:
         """Handle lines until ``quit`` or the end of input, and return once the last ``go``
-        has its ``done``: at the end of input, a search its level bounds is waited for, an
-        endless one (``infinite``, ``analyze`` without a level, an unhit ponder) is stopped."""
+        has its ``done`` and the search threads have returned (:meth:`Session.close`): at the
+        end of input, a search its level bounds is waited for, an endless one (``infinite``,
+        ``analyze`` without a level, an unhit ponder) is stopped."""
         for line in lines:
             if not self.handle(line) or self._closed:
                 break
         if self._endless or self._closed:
             self._session.stop()
         self._session.wait_idle()
+        self._session.close()
 
     def handle(self, line: str) -> bool:
         """Handle one input line; ``False`` when the engine should exit."""
@@ -286,30 +373,13 @@ class HubServer:
     # -- commands -------------------------------------------------------------------
 
     def _hub(self, args: list[tuple[str, str | None]]) -> None:
-        self._send(format_line("id", [("name", "Pedina"), ("version", __version__),
-                                      ("author", "The Pedina developers"), ("country", "Italy")]))
+        self._send(format_line("id", IDENTITY))
         for param in self._params.values():
             self._send(param.declaration())
         self._send("wait")
 
     def _set_param(self, args: list[tuple[str, str | None]]) -> None:
-        fields = dict(args)
-        name, value = fields.get("name"), fields.get("value")
-        if name is None or value is None:
-            raise HubInputError("set-param needs name=... value=...")
-        param = self._params.get(name)
-        if param is None:
-            raise HubInputError(f"unknown parameter {name!r} (known: {' '.join(self._params)})")
-        typed = param.parse(value)
-        if param.field:
-            settings = self._session.settings
-            try:
-                self._session.configure(settings.with_values({param.field: typed}))
-            except ValueError as error:  # tables that cannot be opened: the earlier ones stay
-                raise HubInputError(f"{name}: {error}") from None
-            except MemoryError:
-                raise HubInputError(f"{name}: not enough memory for {value}; the hash table stays at "
-                                    f"{settings.hash_mb} MB") from None
+        set_param(self._session, self._params, args)
 
     def _init(self, args: list[tuple[str, str | None]]) -> None:
         try:
@@ -322,51 +392,22 @@ class HubServer:
         self._session.new_game()
 
     def _pos(self, args: list[tuple[str, str | None]]) -> None:
-        fields = dict(args)
-        unknown = [key for key in fields if key not in ("pos", "moves")]
-        if unknown:
-            raise HubInputError(f"unknown pos argument {unknown[0]!r}")
-        text = fields.get("pos")
-        if not text:
-            raise HubInputError("pos needs pos=<33-character position>")
-        try:
-            board = Board(Position.from_hub(text))
-        except PositionError as error:
-            raise HubInputError(f"bad position: {error}") from None
-        for number, move_text in enumerate((fields.get("moves") or "").split(), start=1):
-            try:
-                board.push(board.parse_move(move_text))
-            except MoveError as error:
-                raise HubInputError(f"move {number} of moves= ({move_text}): {error}") from None
-        self._board = board
+        self._board = position_board(args)
         self._level = Limits()
 
     def _level_command(self, args: list[tuple[str, str | None]]) -> None:
         self._level = apply_level(self._level, args)
 
     def _go(self, args: list[tuple[str, str | None]]) -> None:
-        modes = [key for key, _ in args]
-        if len(modes) != 1 or modes[0] not in ("think", "ponder", "analyze") or args[0][1] not in (None, ""):
-            raise HubInputError("go takes exactly one of think, ponder, analyze")
-        mode = modes[0]
+        mode = go_mode(args)
         limits, self._level = self._level, Limits()
         if self._board is None:
             raise HubInputError("go before pos: no position set")
-        limits = bounded(replace(limits, ponder=mode == "ponder", analysis=mode == "analyze"))
-        if mode == "think" and len(self._board.legal_moves()) == 1:
-            # Nothing to choose: the move goes out at once, after a short search for its score
-            # (whatever the level: an infinite think too).
-            limits = Limits(depth=FORCED_MOVE_DEPTH)
+        limits = search_limits(self._board, limits, mode)
         self._endless = limits.infinite or limits.ponder
         with_multipv = self._session.settings.multipv > 1
         self._session.go(self._board, limits, lambda info: self._send(format_info(info, with_multipv)),
-                         self._on_answer)
-
-    def _on_answer(self, answer: Answer) -> None:
-        pairs = [("move", answer.move.hub())] if answer.move else []
-        if answer.ponder:
-            pairs.append(("ponder", answer.ponder.hub()))
-        self._send(format_line("done", pairs))
+                         lambda answer: self._send(done_line(answer)))
 
     # -- output ---------------------------------------------------------------------
 

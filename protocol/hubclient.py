@@ -7,7 +7,15 @@ steps (:meth:`HubClient.start_search`, then :meth:`HubClient.finish_search` with
 as it comes, and :meth:`HubClient.stop` in between) for a GUI that shows the search live.
 Every wait is bounded: an engine that exits, stops answering or talks nonsense
 raises an :class:`EngineError` carrying the engine's last output lines, so a
-caller (the match runner) can score the game and start a fresh process.
+caller (the match runner) can score the game and start a fresh process. So is
+every line read (:data:`~pedina.protocol.engineclient.MAX_LINE_CHARS`).
+
+One ``go`` has one ``done``. After each ``done`` the client sends ``ping`` and reads up to
+the ``pong``: the engine reads its input in order, so a second ``done`` for the same
+``go``, however late, comes before that ``pong`` and is called what it is
+(:class:`~pedina.protocol.engineclient.EngineAnsweredTwice`) instead of answering the
+next ``go``. An engine that does not answer ``ping`` in its handshake gets no fence;
+a stray ``done`` found before its next ``go`` is then called the same.
 """
 
 from __future__ import annotations
@@ -23,8 +31,9 @@ import time
 from typing import IO, Callable, Mapping, Sequence
 
 from pedina.scores import Score
-from pedina.protocol.engineclient import (TAIL_LINES, EngineCrashed, EngineError, EngineId, EngineProtocolError,
-                                          EngineTimeout, SearchReport)
+from pedina.protocol.engineclient import (MAX_LINE_CHARS, TAIL_LINES, EngineAnsweredTwice, EngineCrashed,
+                                          EngineError, EngineId, EngineProtocolError, EngineTimeout, EngineUnreadable,
+                                          SearchReport)
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 
@@ -41,6 +50,78 @@ def seconds_text(value: float) -> str:
     """Seconds as short decimal text for ``level`` (``0.1``, ``59.25``), never in exponent form."""
     text = f"{value:.3f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
+
+
+def hub_line(command: str, args: Mapping[str, object] | None = None) -> str:
+    """A protocol line: ``None`` values are left out, ``True`` ones written as a bare flag."""
+    pairs = {key: value for key, value in (args or {}).items() if value is not None}
+    return " ".join([format_line(command, [(k, v) for k, v in pairs.items() if v is not True]),
+                     *(k for k, v in pairs.items() if v is True)])
+
+
+ErrorMaker = Callable[[type[EngineError], str], EngineError]
+Receiver = Callable[[float], tuple[float, str, dict[str, str]]]
+
+
+def handshake_params(declared: Mapping[str, Mapping[str, str]], params: Mapping[str, str], variant: str,
+                     error: ErrorMaker) -> list[tuple[str, str]]:
+    """The ``set-param`` names and values a handshake sends an engine that declared ``declared``
+    (name -> ``param`` arguments): ``variant`` if it declares one, then ``params``. Raises
+    ``error(EngineProtocolError, ...)`` if it does not offer ``variant`` or declare a parameter."""
+    settings: list[tuple[str, str]] = []
+    if "variant" in declared:
+        offered = declared["variant"].get("values", declared["variant"].get("value", "")).split()
+        if offered and variant not in offered:
+            raise error(EngineProtocolError, f"does not play variant {variant!r} (offers {' '.join(offered)})")
+        settings.append(("variant", variant))
+    for name, value in params.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise error(EngineProtocolError, f"has no parameter {name!r} (it declares: {known})")
+        settings.append((name, value))
+    return settings
+
+
+def read_search(receive: Receiver, started: float, timeout: float,
+                on_info: Callable[[dict[str, str]], None] | None, error: ErrorMaker) -> SearchReport:
+    """The report of the search begun at ``started``, from the ``info`` lines up to its ``done``,
+    each read by ``receive(deadline)`` (arrival time, command word, arguments) until ``started +
+    timeout``; each ``info``'s arguments also go to ``on_info``. A ``done`` without a move raises
+    ``error(EngineProtocolError, ...)``."""
+    report = SearchReport(move="", ponder=None, elapsed=0.0)
+    deadline = started + timeout
+    while True:
+        stamp, command, args = receive(deadline)
+        if command == "info":
+            report.infos += 1
+            if "score" in args:
+                report.score = Score.from_hub(args)
+            if args.get("depth", "").isdigit():
+                report.depth = int(args["depth"])
+            if args.get("nodes", "").isdigit():
+                report.nodes = int(args["nodes"])
+            report.pv = args.get("pv", report.pv)
+            report.book = args.get("book") == "true"
+            if on_info is not None:
+                on_info(args)
+        elif command == "done":
+            move = args.get("move")
+            if not move:
+                raise error(EngineProtocolError, "answered 'done' without a move")
+            report.move, report.ponder = move, args.get("ponder") or None
+            report.elapsed = stamp - started
+            return report
+
+
+#: Seconds an engine has to answer the handshake's ``ping`` (else it is driven without fences)
+#: and each fence's (it has just answered, and has nothing else to do).
+PING_TIMEOUT = 5.0
+#: What the decoder puts for bytes that are not UTF-8.
+UNREADABLE = "\ufffd"
+
+
+class _Overlong:
+    """In the reader's queue: a line longer than :data:`MAX_LINE_CHARS` was skipped."""
 
 
 class HubClient:
@@ -60,7 +141,8 @@ class HubClient:
         self.label = label
         self.id = EngineId()
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-        self._lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
+        self._lines: queue.Queue[tuple[float, str | _Overlong | None]] = queue.Queue()
+        self._fences = False  # the engine answered the handshake's ping: each done is fenced
         self._lock = threading.Lock()
         try:
             self.process = subprocess.Popen(
@@ -79,13 +161,18 @@ class HubClient:
     # -- plumbing -----------------------------------------------------------
 
     def _read(self, stream: IO[str], protocol: bool) -> None:
-        for raw in stream:
-            line = raw.rstrip("\r\n")
+        while raw := stream.readline(MAX_LINE_CHARS + 1):
+            item: str | _Overlong = raw.rstrip("\r\n")
+            if len(raw) > MAX_LINE_CHARS:  # skipped to its end, never held whole
+                while (rest := stream.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+                    pass
+                item = _Overlong()
             stamp = time.monotonic()
             with self._lock:
-                self._tail.append(("< " if protocol else "! ") + line)
+                self._tail.append(("< " if protocol else "! ")
+                                  + (item if isinstance(item, str) else f"(a line of over {MAX_LINE_CHARS:,} characters)"))
             if protocol:
-                self._lines.put((stamp, line))
+                self._lines.put((stamp, item))
         if protocol:
             self._lines.put((time.monotonic(), None))
 
@@ -102,9 +189,7 @@ class HubClient:
 
         Raises :class:`EngineCrashed` if the engine is gone.
         """
-        pairs = {key: value for key, value in (args or {}).items() if value is not None}
-        line = " ".join([format_line(command, [(k, v) for k, v in pairs.items() if v is not True]),
-                         *(k for k, v in pairs.items() if v is True)])
+        line = hub_line(command, args)
         with self._lock:
             self._tail.append("> " + line)
         stdin = self.process.stdin
@@ -122,8 +207,10 @@ class HubClient:
             return self._error(EngineCrashed, "closed its output")
         return self._error(EngineCrashed, f"exited with code {code}")
 
-    def receive(self, deadline: float) -> tuple[float, str, dict[str, str]]:
-        """The next line (arrival time, command word, arguments) before ``deadline`` (monotonic)."""
+    def receive(self, deadline: float, readable: bool = False) -> tuple[float, str, dict[str, str]]:
+        """The next line (arrival time, command word, arguments) before ``deadline`` (monotonic).
+        A line beyond :data:`MAX_LINE_CHARS` raises :class:`EngineUnreadable`, and with
+        ``readable`` (a search's answer) so does one with bytes that are not UTF-8."""
         while True:
             try:
                 stamp, line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -132,12 +219,17 @@ class HubClient:
             if line is None:
                 self._lines.put((stamp, None))  # stay at end of file for later readers
                 raise self._crashed()
+            if isinstance(line, _Overlong):
+                raise self._error(EngineUnreadable, f"sent a line of over {MAX_LINE_CHARS:,} characters")
+            if readable and UNREADABLE in line:
+                raise self._error(EngineUnreadable, f"sent an unreadable line (not UTF-8): {line[:80]!r}")
             command, args = split_line(line)
             if command:
                 return stamp, command, args
 
     def _drain(self) -> None:
-        """Forget lines already received (a stray ``done`` must not answer the next ``go``)."""
+        """Forget lines already received; a stray ``done`` is an :class:`EngineAnsweredTwice`
+        (it must not answer the next ``go``)."""
         while True:
             try:
                 stamp, line = self._lines.get_nowait()
@@ -146,6 +238,23 @@ class HubClient:
             if line is None:
                 self._lines.put((stamp, None))
                 return
+            if isinstance(line, str) and split_line(line)[0] == "done":
+                raise self._error(EngineAnsweredTwice, f"answered twice: {line[:80]!r} came with no 'go' to answer")
+
+    def _fence(self) -> None:
+        """``ping``, and every line up to the ``pong``: a ``done`` among them answered the last
+        ``go`` a second time (see the module's docstring)."""
+        if not self._fences:
+            return
+        self.send("ping")
+        deadline = time.monotonic() + PING_TIMEOUT
+        while True:
+            _, command, args = self.receive(deadline, readable=True)
+            if command == "pong":
+                return
+            if command == "done":
+                raise self._error(EngineAnsweredTwice, f"answered twice: a second 'done' (move={args.get('move')!r}) "
+                                                       "for one 'go'")
 
     def expect(self, wanted: str, timeout: float) -> dict[str, str]:
         """Skip lines up to the first ``wanted`` command; its arguments."""
@@ -176,27 +285,23 @@ class HubClient:
                 self.id.params[args["name"]] = args
             elif command == "wait":
                 break
-        declared = self.id.params
-        if "variant" in declared:
-            offered = declared["variant"].get("values", declared["variant"].get("value", "")).split()
-            if offered and variant not in offered:
-                raise self._error(EngineProtocolError, f"does not play variant {variant!r} "
-                                                       f"(offers {' '.join(offered)})")
-            self.send("set-param", {"name": "variant", "value": variant})
-        for name, value in (params or {}).items():
-            if name not in declared:
-                known = ", ".join(sorted(declared)) or "none"
-                raise self._error(EngineProtocolError,
-                                  f"has no parameter {name!r} (it declares: {known})")
+        for name, value in handshake_params(self.id.params, params or {}, variant, self._error):
             self.send("set-param", {"name": name, "value": value})
         self.send("init")
         while True:
             _, command, args = self.receive(deadline)
             if command == "ready":
-                return self.id
+                break
             if command == "error":
                 raise self._error(EngineProtocolError,
                                   f"refused a setting: {args.get('message', '')}")
+        self.send("ping")
+        try:
+            self.expect("pong", min(PING_TIMEOUT, max(0.0, deadline - time.monotonic())))
+            self._fences = True
+        except EngineTimeout:
+            pass  # an engine without ping: stray lines are only found before the next go (see _drain)
+        return self.id
 
     def new_game(self) -> None:
         """``new-game``: the engine forgets the last game."""
@@ -244,29 +349,10 @@ class HubClient:
         :class:`EngineCrashed` when the engine exits, :class:`EngineProtocolError` for a ``done``
         without a move.
         """
-        report = SearchReport(move="", ponder=None, elapsed=0.0)
-        deadline = started + timeout
-        while True:
-            stamp, command, args = self.receive(deadline)
-            if command == "info":
-                report.infos += 1
-                if "score" in args:
-                    report.score = Score.from_hub(args)
-                if args.get("depth", "").isdigit():
-                    report.depth = int(args["depth"])
-                if args.get("nodes", "").isdigit():
-                    report.nodes = int(args["nodes"])
-                report.pv = args.get("pv", report.pv)
-                report.book = args.get("book") == "true"
-                if on_info is not None:
-                    on_info(args)
-            elif command == "done":
-                move = args.get("move")
-                if not move:
-                    raise self._error(EngineProtocolError, "answered 'done' without a move")
-                report.move, report.ponder = move, args.get("ponder") or None
-                report.elapsed = stamp - started
-                return report
+        report = read_search(lambda deadline: self.receive(deadline, readable=True), started, timeout, on_info,
+                             self._error)
+        self._fence()
+        return report
 
     def game_over(self, position: str, moves: Sequence[str], result: str, timeout: float) -> None:
         """Nothing to send: the Hub protocol has no game end (the next ``new-game`` begins another)."""
@@ -309,4 +395,4 @@ class HubClient:
 
 
 __all__ = ["EngineCrashed", "EngineError", "EngineId", "EngineProtocolError", "EngineTimeout", "HubClient",
-           "SearchReport", "TAIL_LINES", "seconds_text", "split_line"]
+           "SearchReport", "TAIL_LINES", "handshake_params", "hub_line", "read_search", "seconds_text", "split_line"]

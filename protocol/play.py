@@ -171,8 +171,8 @@ class TerminalGame:
                 if line is None or not self.handle(line.strip(), time.perf_counter() - asked):
                     break
         except KeyboardInterrupt:
-            self.session.stop()
             self.say("\nInterrupted.")
+        self.session.close()
         self.record()
         self.say("Bye.")
 

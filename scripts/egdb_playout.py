@@ -8,7 +8,7 @@ position with the longest database distance is played out, once with White to mo
 (White's longest win) and, with ``--both-sides``, once with Black to move (Black's
 longest loss: the defender moves first); the first in index order among equals, so
 the same database gives the same positions. Two searchers play at ``--move-time``
-seconds a move, both probing the database, under the rules' draws (repetition, the
+seconds a move, both probing the database (or ``--engine-egdb``'s), under the rules' draws (repetition, the
 40-move count: 80 plies without a capture or a man move), for at most 200 plies.
 One Markdown row a position: the database's distance at the start (plies to the
 next capture or man move, or the end), the plies the game took, its longest run of
@@ -70,12 +70,12 @@ def white_wins_black_to_move(database: EndgameDatabase, signature: Signature) ->
                                  squares_of(black & ~kings), squares_of(black & kings), False)
 
 
-def play_out(database: EndgameDatabase, start: Position, move_time: float, hash_mb: int) -> tuple[Board, int]:
-    """The game from ``start``, both sides searching ``move_time`` seconds a move with the database,
+def play_out(directory: str, start: Position, move_time: float, hash_mb: int) -> tuple[Board, int]:
+    """The game from ``start``, both sides searching ``move_time`` seconds a move with the tables of ``directory``,
     and its longest run of plies without a capture or a man move (the 40-move count's)."""
     board = Board(start)
     longest = 0
-    settings = EngineSettings(hash_mb=hash_mb, egdb_path=database.directory)
+    settings = EngineSettings(hash_mb=hash_mb, egdb_path=directory)
     sides = {True: Searcher(settings), False: Searcher(settings)}
     while board.outcome() is None and len(board.moves) < MAX_PLIES:
         best = sides[board.position.white_to_move].search(board, Limits(move_time=move_time)).best
@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pieces", type=int, action="append", metavar="N",
                         help="play the materials of N pieces (repeatable; default: 3 and 4)")
     parser.add_argument("--both-sides", action="store_true", help="also the longest win with Black to move")
+    parser.add_argument("--engine-egdb", metavar="DIR",
+                        help="the tables the engines probe (default: --egdb's; e.g. tables without some distances)")
     parser.add_argument("--move-time", type=float, default=0.1, help="seconds a move (default 0.1)")
     parser.add_argument("--hash", type=int, default=16, help="each searcher's hash table in MB (default 16)")
     args = parser.parse_args(argv)
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         value = database.probe(start)
         assert value is not None and value.result == (1 if start.white_to_move else -1) and value.distance is not None
         started = time.perf_counter()
-        board, longest = play_out(database, start, args.move_time, args.hash)
+        board, longest = play_out(args.engine_egdb or args.egdb, start, args.move_time, args.hash)
         result, white_won = ending(board)
         won += white_won
         print(f"| {name} | `{start.fen()}` | {value.distance} | {len(board.moves)} | {longest} | {result} | "

@@ -24,12 +24,12 @@ from pedina.board import Board
 from pedina.evaluate import Evaluator, default_evaluator
 from pedina.settings import EngineSettings
 from pedina.move import Move
+from pedina.protocol.match.game import TimeControl
 from pedina.protocol.match.inprocess import Player, play_searcher_match
 from pedina.protocol.match.schedule import opening_lines
 from pedina.protocol.match.stats import EloEstimate
 from pedina.search import Searcher
 from pedina.session import Session
-from pedina.timeman import Limits
 
 
 def make_player(spec: str, name: str) -> Player:
@@ -45,16 +45,16 @@ def make_player(spec: str, name: str) -> Player:
         evaluator = Evaluator()
     else:
         evaluator = Evaluator.from_file(weights)
-    limits = Limits(depth=int(options["depth"]) if "depth" in options else None,
-                    nodes=int(options["nodes"]) if "nodes" in options else None,
-                    move_time=float(options["time"]) if "time" in options else None)
-    if limits.depth is None and limits.nodes is None and limits.move_time is None:
+    tc = TimeControl(depth=int(options["depth"]) if "depth" in options else None,
+                     nodes=int(options["nodes"]) if "nodes" in options else None,
+                     move_time=float(options["time"]) if "time" in options else None)
+    if not tc.is_set:
         raise SystemExit(f"player {spec!r} needs depth=, nodes= or time=")
     if options.get("book", "on") not in ("on", "off"):
         raise SystemExit(f"player {spec!r}: book= takes on or off")
     settings = EngineSettings(hash_mb=int(options.get("hash", 16)), egdb_path="", book=options.get("book", "on") == "on")
     session = Session(settings, searcher_factory=lambda chosen: Searcher(chosen, evaluator=evaluator))
-    return Player(session, limits, f"{name} ({spec})")
+    return Player(session, tc, f"{name} ({spec})")
 
 
 def spread_openings(count: int) -> list[list[Move]]:

@@ -18,6 +18,7 @@ from draughts.PDN import PDNReader
 
 from pedina import Board, Position
 from pedina.pdn import read_game, read_games, write_game
+from test_pdn import VARIATIONS
 from timing import HANG
 
 PEDINA = shutil.which("pedina")
@@ -315,3 +316,18 @@ def test_a_broken_game_costs_itself_not_the_file(tmp_path: Path) -> None:
     assert "game 3 " in warnings[1] and f"kept up to ply {len(BLUNDER_GAME) - 1}" in warnings[1]
     shown = run("show", str(path), "--game", "1")
     assert shown.returncode == 0 and not shown.stderr  # only game 1 is read
+
+
+def test_show_and_analyze_read_a_game_with_variations(tmp_path: Path) -> None:
+    # On 7585fe0 the variations were skipped unread: a bad move in one went unseen, with no warning.
+    path = tmp_path / "lines.pdn"
+    path.write_text(VARIATIONS.replace("2. 22-18 {deepest}", "2. 22-18 {deepest} 11-99"), encoding="utf-8")
+    for args in (["show", str(path), "--game", "1"], ["analyze", str(path), "--depth", "1", "--json"],
+                 ["analyze", str(path), "--depth", "1", "--json", "--game", "1"]):
+        result = run(*args)
+        assert result.returncode == 0, result.stderr
+        warning = f"Warning: {path}: game 1 (line 2), variation move 2... 11-99"
+        assert result.stderr.startswith(warning) and "kept up to it" in result.stderr, (args, result.stderr)
+        if args[0] == "analyze":
+            (game,) = json.loads(result.stdout)["games"]
+            assert len(game["positions"]) == 4  # the main line, its 3 moves

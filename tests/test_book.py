@@ -25,6 +25,7 @@ from pedina.protocol.hub import HubServer
 from pedina.protocol.hubclient import HubClient
 from pedina.protocol.match.game import Seats, Settings, EngineSpec, TimeControl
 from stub_searchers import ScriptedSearcher
+from test_cluster import cluster  # noqa: F401  (the fixture: a local Dask cluster of 2 workers)
 from timing import HANG
 
 PEDINA = shutil.which("pedina")
@@ -329,6 +330,42 @@ def test_an_interrupted_build_resumes_to_the_book_of_one_run(tmp_path: Path) -> 
         build_book(part, 3, 16, plies=1, settings=EngineSettings(hash_mb=1), resume=True)
     build_book(part, 2, 16, plies=1, settings=EngineSettings(hash_mb=1), resume=True)
     assert part.read_text() == whole.read_text()
+
+
+def book_lines(path: Path) -> list[str]:
+    """The book's position lines in a fixed order: a parallel build writes them as searches end."""
+    return sorted(entry.line() for entry in Book.read(path))
+
+
+def test_a_batched_build_is_one_book_for_any_workers_and_after_a_resume(tmp_path: Path) -> None:
+    settings = EngineSettings(hash_mb=1)
+    alone, pooled, resumed = tmp_path / "alone.txt", tmp_path / "pooled.txt", tmp_path / "resumed.txt"
+    build_book(alone, 2, 24, plies=1, settings=settings, batch=4)
+    build_book(pooled, 2, 24, plies=1, settings=settings, batch=4, workers=2)
+    assert len(book_lines(alone)) == 24 and book_lines(pooled) == book_lines(alone)
+
+    def interrupt(count: int) -> None:
+        if count == 15:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # in the middle of a batch, the pool shut down
+        build_book(resumed, 2, 24, plies=1, settings=settings, batch=4, workers=2, progress=interrupt)
+    assert len(Book.read(resumed)) == 15
+    build_book(resumed, 2, 24, plies=1, settings=settings, batch=4, resume=True)
+    assert book_lines(resumed) == book_lines(alone)
+
+
+def test_a_cluster_builds_the_book_of_one_process(cluster: str, tmp_path: Path) -> None:
+    alone = tmp_path / "alone.txt"
+    build_book(alone, 2, 20, plies=1, settings=EngineSettings(hash_mb=1), batch=5)
+    built = run("book", "build", "--out", "clustered.txt", "--depth", "2", "--positions", "20", "--plies", "1",
+                "--hash", "1", "--batch", "5", "--cluster", cluster, cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    assert f"on Dask cluster {cluster}" in built.stderr and "20 positions (20 searched now" in built.stdout
+    assert book_lines(tmp_path / "clustered.txt") == book_lines(alone)
+    both = run("book", "build", "--out", "x.txt", "--cluster", cluster, "--workers", "2", cwd=tmp_path)
+    assert both.returncode == 1 and both.stderr.strip().splitlines() == [
+        "Error: --workers is for this machine; on a cluster, each worker's threads are its own"]
 
 
 def test_the_book_command_builds_resumes_and_lists(tmp_path: Path) -> None:

@@ -33,6 +33,13 @@ def cluster() -> Iterator[str]:
         yield local.scheduler_address
 
 
+def wait_for_both_workers(cluster: str) -> None:
+    """Return once the cluster has its 2 workers again: a worker killed by a test is restarted
+    by its nanny, slowly on a loaded machine."""
+    with Client(cluster) as client:
+        client.wait_for_workers(2, timeout=HANG)
+
+
 def new_games(log: Path) -> int:
     """The games an engine given ``option.log=LOG`` began (one line per ``new-game``)."""
     return len(log.read_text().splitlines()) if log.exists() else 0
@@ -116,8 +123,7 @@ def test_a_worker_killed_during_a_game_loses_nothing(cluster: str, tmp_path: Pat
     assert pdn_games(pdn) == 6                      # every game once ...
     assert games_of(pdn) == games_of(reference)     # ... and the same games as without the cluster
     assert new_games(log) >= 7                      # the killed game was begun again elsewhere
-    with Client(cluster) as client:
-        client.wait_for_workers(2, timeout=30)      # the nanny restarted the worker, for the next tests
+    wait_for_both_workers(cluster)                  # for the next tests
 
 
 def test_an_sprt_that_stops_early_cancels_the_pending_games(cluster: str, tmp_path: Path) -> None:
@@ -196,6 +202,7 @@ def test_a_scheduler_file_gives_the_address_and_a_bad_one_is_a_one_line_error(cl
     garbage.write_text("not json")
     other.write_text('{"type": "Scheduler"}')
     engines = ["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--games", "2"]
+    wait_for_both_workers(cluster)  # the worker count is part of the line checked
     result = run(*engines, "--cluster", str(good))
     assert result.exit_code == 0, result.output
     assert f"Dask cluster {good} (2 workers, 2 threads)" in result.output and "2 games played" in result.output

@@ -13,6 +13,7 @@ import pytest
 
 from pedina.pdn import read_games
 from pedina.protocol.dxp.messages import GameAccept, GameRequest, MessageReader, decode_frame, encode, parse_message
+from pedina.protocol.match.options import gamereq_pace
 from test_dxp import Server, start_server
 from test_match import PEDINA, run
 
@@ -59,6 +60,30 @@ def test_a_clock_goes_to_the_gamereq_in_whole_minutes(follower: Server) -> None:
     assert len(requests) == 1
     request = parse_message(requests[0].split(" > ", 1)[1])
     assert isinstance(request, GameRequest) and request.minutes == 1 and request.moves == 0
+
+
+def test_a_move_time_goes_to_the_gamereq_as_a_pace(follower: Server) -> None:
+    # The follower's own --move-time (0.05 s) is not what it plays on: the GAMEREQ's clock is.
+    result = run("--engine", f"cmd={PEDINA}", "name=H", "--engine", f"dxp=127.0.0.1:{follower.port}", "name=D",
+                 "--st", "0.1", "--games", "2", "--maxplies", "16")
+    assert result.exit_code == 0, result.output
+    assert "2/2 games" in result.output and "loses by" not in result.output
+    assert "time control 0.1s/move / 600/60+0" in result.output
+    requests = [parse_message(line.split(" > ", 1)[1]) for line in follower.log_lines() if re.search(r" > R01", line)]
+    assert len(requests) == 2
+    assert all(isinstance(r, GameRequest) and (r.minutes, r.moves) == (1, 600) for r in requests), requests
+
+
+@pytest.mark.parametrize("move_time, pace", [(0.1, (1, 600)), (1.0, (1, 60)), (0.25, (1, 240)), (7.0, (7, 60)),
+                                             (200.0, (10, 3)), (0.07, (1, 857))])
+def test_gamereq_paces(move_time: float, pace: tuple[int, int]) -> None:
+    assert gamereq_pace(move_time) == pace
+
+
+@pytest.mark.parametrize("move_time", [0.01, 0.05, 99_999.0])
+def test_a_pace_the_gamereq_cannot_carry_is_refused(move_time: float) -> None:
+    with pytest.raises(ValueError, match="a DXP engine cannot be given"):
+        gamereq_pace(move_time)
 
 
 @contextmanager
@@ -129,6 +154,8 @@ def test_a_dxp_engine_plays_one_game_at_a_time(args: list[str], error: str) -> N
     (["dxp=localhost", "name=D"], "bad DXP address 'localhost' (expected HOST:PORT"),
     (["dxp=127.0.0.1:1", "cmd=pedina hub", "name=D"], "engine D: give cmd= (a Hub engine to start) or dxp="),
     (["dxp=127.0.0.1:1", "option.skill=3", "name=D"], "engine D: a DXP engine has no parameters (option.skill)"),
+    (["dxp=127.0.0.1:1", "tc=60", "st=1", "name=D"], "engine D: a DXP engine plays on one clock: give it a clock"),
+    (["dxp=127.0.0.1:1", "st=0.02", "name=D"], "engine D: a DXP engine cannot be given 0.02 s a move"),
 ])
 def test_dxp_engine_setup_mistakes(engine: list[str], error: str) -> None:
     result = run("--engine", f"cmd={PEDINA}", "name=H", "--engine", *engine, "--depth", "1")

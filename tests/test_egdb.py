@@ -460,6 +460,20 @@ def test_the_shipped_tables_are_every_table_of_up_to_5_pieces_as_a_build_makes_t
     shipped.close()
 
 
+def test_every_shipped_table_has_distances_so_a_long_5_piece_win_is_played_within_the_count() -> None:
+    """Every shipped table, 5-piece ones included, stores distances: the 3 kings against 2
+    the 5-piece tables without distances let the engine draw by the 40-move count is a win
+    in 48 plies to the next capture."""
+    for signature in all_signatures(SHIPPED_PIECES):
+        table = TableFile(str(Path(shipped_directory(), slice_name(signature) + ".egdb")))
+        assert table.distances, slice_name(signature)
+        table.close()
+    shipped = shipped_database()
+    assert shipped is not None
+    assert shipped.probe(Position.from_fen("W:WK1,K3,K4:BK10,K11")) == DatabaseValue(1, 48)
+    shipped.close()
+
+
 def test_proven_note_names_the_database() -> None:
     assert Score.of(DATABASE_WIN - 5).note("White", "Black") == "White wins (endgame database)"
     assert Score.of(-(DATABASE_WIN - 5)).note("White", "Black") == "Black wins (endgame database)"

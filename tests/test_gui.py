@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import random
 import re
 import signal
 import socket
@@ -20,6 +22,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 import uvicorn
 from click.testing import CliRunner
@@ -27,19 +30,23 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from pedina import Board, Position, read_game, read_games
+from pedina import Board, Position, read_game, read_games, write_game
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
-from pedina.protocol.gui.comments import comment_score, read_comments
+from pedina.protocol.gui.comments import comment_score
 from pedina.protocol.gui.engines import EngineCatalog
 from pedina.protocol.gui.server import cookie_name, create_app, is_loopback
 from pedina.protocol.gui.table import Table, pv_json, rules_reason, score_json, white_view
 from pedina.protocol.match.game import EngineSpec
 from pedina.scores import PROVEN, Score
+from test_dxp import Server, start_server
+from test_pdn import VARIATIONS
 from timing import HANG, allowed, wait_until
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
+#: CI runs the slow tests at a reduced size.
+CI = os.environ.get("PEDINA_CI") == "1"
 TOKEN = "t0ken-for-the-tests"
 
 
@@ -228,7 +235,7 @@ def test_engine_options_parse_like_the_match_runner() -> None:
     for args, error in ((["--engine", "cmd=x", "st=1"], "the time is chosen in the page"),
                         (["--engine", "cmd=a", "name=A", "--engine", "cmd=b", "name=A"], "two engines are named 'A'"),
                         (["--engine", "name=A"], "no cmd= or dxp= given"),
-                        (["--engine", "dxp=127.0.0.1:27531"], "the page drives Hub engines"),
+                        (["--engine", "dxp=127.0.0.1:0"], "bad DXP address"),
                         (["--engine", "cmd=x", "colour=red"], "unknown engine setting 'colour'")):
         result = runner.invoke(main, ["gui", *args])
         assert result.exit_code == 1 and error in result.output, result.output
@@ -313,7 +320,8 @@ def test_bad_messages_get_an_error_and_the_table_goes_on() -> None:
         assert "a clock needs some time" in await page.error(
             '{"type": "watch", "white": 0, "black": 0, "time": {"kind": "clock", "minutes": 0, "increment": 0}}')
         assert "position must be a text" in await page.error('{"type": "setup", "position": ["/etc/passwd"]}')
-        assert "cannot read the PDN" in await page.error('{"type": "load_pdn", "text": "1. 23-19 99-98 *"}')
+        assert "cannot read the PDN" in await page.error(json.dumps({"type": "load_pdn",
+                                                                     "text": '[FEN "W:W99:B1"]\n\n1. 23-19 *'}))
         assert "data must be a file's bytes in base64" in await page.error('{"type": "load_pdn", "data": "@@"}')
         assert "data must be a text" in await page.error('{"type": "load_pdn", "data": 5}')
         assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
@@ -387,6 +395,51 @@ def test_several_games_in_a_pdn_file_are_offered_to_choose() -> None:
         assert state["start_fen"] == "B:W18:B10" and [m["text"] for m in state["moves"]] == ["10-14", "18x11"]
         assert state["result"]["result"] == "1-0" and state["result"]["reason"] == "Black has no pieces left"
         assert "no PDN file with several games" in await page.error('{"type": "pick_pdn", "index": 0}')
+    run(body, [random_spec()])
+
+
+def test_a_broken_game_costs_only_itself_not_the_file() -> None:
+    # Defect 15 in the page: one bad game made the whole file unreadable ("cannot read the PDN").
+    text = ('[Event "one"]\n\n1. 22-18 10-14 *\n\n'
+            '[Event "two"]\n\n1. 22-18 10-14 2. 99-98 *\n\n'
+            '[Event "three"]\n\n1. 21-17 *\n')
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=text)
+        notice = str((await page.expect("notice"))["message"])
+        assert "game 2" in notice and "kept up to ply 2" in notice, notice
+        games = (await page.expect("pdn_games"))["games"]
+        assert len(games) == 3 and "(two)" in games[1] and "2 plies" in games[1]
+        await page.send(type="pick_pdn", index=1)
+        assert [m["text"] for m in (await page.expect("state"))["moves"]] == ["22-18", "10-14"]
+
+        await page.send(type="load_pdn", text="1. 22-18 10-14 2. 18-1")  # a file cut in its last move
+        assert "game 1" in str((await page.expect("notice"))["message"])
+        assert len((await page.expect("state"))["moves"]) == 2
+    run(body, [random_spec()])
+
+
+def test_a_game_s_variations_are_shown_saved_and_dropped_with_the_moves_they_follow() -> None:
+    # On 7585fe0 a loaded game lost its variations: the state had none, and save_pdn wrote none.
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=VARIATIONS)
+        state = await page.expect("state", lambda m: len(m["moves"]) == 3)
+        assert state["comments"] == ["main", "", ""]
+        assert state["variations"] == [
+            ["(1. 21-17 {instead} 10-14 (1... 9-13 {deeper} 2. 22-18 {deepest}) 2. 24-20)"],
+            ["(1... 12-16 {black} 2. 23-19)"], ["(2. 21-17)", "(2. 24-20 {a second one})"]]
+        await page.send(type="save_pdn")
+        saved = read_game(str((await page.expect("pdn"))["text"]))
+        loaded = read_game(VARIATIONS)
+        assert saved.variations == loaded.variations and saved.comments == loaded.comments
+        await page.send(type="goto", ply=1)
+        await page.expect("state", lambda m: m["cursor"] == 1)
+        move = next(move for move in page.state["legal"] if move["text"] != "10-14")
+        await page.send(type="move", start=move["start"], path=move["path"])
+        state = await page.expect("state", lambda m: m["cursor"] == 2)
+        assert state["variations"] == [state["variations"][0], []] and state["comments"] == ["main", ""]
+        await page.send(type="save_pdn")
+        saved = read_game(str((await page.expect("pdn"))["text"]))
+        assert list(saved.variations) == [0] and saved.variations[0] == loaded.variations[0]
     run(body, [random_spec()])
 
 
@@ -552,6 +605,72 @@ def test_analysis_lines_appear_update_and_stop() -> None:
     run(body, [DEFAULT_ENGINE])
 
 
+def test_an_engine_line_is_played_from_the_position_shown_replacing_the_moves_after_it() -> None:
+    async def body(page: FakePage) -> None:
+        for start, path in ((22, [18]), (12, [16]), (21, [17])):
+            await page.send(type="move", start=start, path=path)
+            await page.expect("state")
+        await page.send(type="goto", ply=1)
+        shown = await page.expect("state", lambda m: m["cursor"] == 1)
+        await page.send(type="analyse", on=True, engine=0, lines=2)
+        report = await page.expect("analysis", lambda m: m["ply"] == 1 and len(m["lines"]) == 2
+                                   and len(m["lines"][1]["pv"]) >= 3)
+        line = report["lines"][1]["pv"]
+        await page.send(type="play_line", ply=1, position=shown["position"], moves=[move["hub"] for move in line])
+        state = await page.expect("state", lambda m: m["cursor"] == 1 + len(line))
+        # The line took the place of the two moves after the position shown, as moves entered there would.
+        assert [move["hub"] for move in state["moves"]] == ["22-18"] + [move["hub"] for move in line]
+        assert [move["text"] for move in state["moves"][1:]] == [move["text"] for move in line]
+        assert len(state["comments"]) == len(line) + 1 and len(state["evals"]) == len(line) + 2
+        assert state["mode"] == "free" and state["analysing"]  # the analysis goes on from the line's end
+        await page.expect("analysis", lambda m: m["ply"] == 1 + len(line) and bool(m["lines"]))
+        await page.send(type="stop")
+        await page.expect("state", lambda m: not m["analysing"])
+    run(body, [DEFAULT_ENGINE])
+
+
+def test_an_engine_line_that_is_bad_stale_illegal_or_in_a_game_is_refused_and_the_table_goes_on() -> None:
+    async def body(page: FakePage) -> None:
+        start = page.state["position"]
+        table = page.table
+
+        async def refused(expected: str, **message: object) -> None:
+            text = json.dumps({"type": "play_line", "ply": 0, "position": start, "moves": ["22-18"], **message})
+            assert expected in await page.error(text)
+            assert table.board.moves == [] and table.cursor == 0
+
+        await refused("ply must be a whole number from 0 to 2000", ply="0")
+        await refused("ply must be a whole number", ply=True)
+        await refused("position must be a text", position=None)
+        await refused("moves must be a list of at most 24 texts", moves="22-18")
+        await refused("moves must be a list of at most 24 texts", moves=[22])
+        await refused("moves must be a list of at most 24 texts", moves=["22-18", "9-13"] * 13)
+        await refused("moves must hold at least one move", moves=[])
+        await refused("move 2 of the line: ", moves=["22-18", "22-18"])
+        await refused("move 1 of the line: ", moves=["x" * 400])
+        # A line about another position than the one shown: another ply, or another game.
+        await refused("the line is about another position than the one shown (ply 0)", ply=1)
+        await refused("the line is about another position", position=Position.parse("W:W22:B18").hub())
+        # Not past the end of the game: White's capture leaves Black no piece.
+        await page.send(type="setup", position="W:W22:B18")
+        ended = await page.expect("state")
+        assert "comes after the end of the game: Black has no pieces left" in await page.error(json.dumps(
+            {"type": "play_line", "ply": 0, "position": ended["position"], "moves": ["22x13", "13-9"]}))
+        # In a game against an engine, a line would play the engine's moves for it.
+        await page.send(type="new_game", mode="play", engine=0, colour="white", time={"kind": "move", "seconds": 1})
+        game = await page.expect("state", lambda m: m["mode"] == "play")
+        assert "no engine line in a game against an engine" in await page.error(json.dumps(
+            {"type": "play_line", "ply": 0, "position": game["position"], "moves": ["22-18"]}))
+        assert table.board.moves == []
+        # Still serving: on an analysis board the line is played.
+        await page.send(type="new_game", mode="free")
+        await page.expect("state", lambda m: m["mode"] == "free")
+        await page.send(type="play_line", ply=0, position=start, moves=["22-18", "9-13", "18x9x13"])
+        state = await page.expect("state", lambda m: m["cursor"] == 3)
+        assert [move["text"] for move in state["moves"]] == ["22-18", "9-13", "18x9"]
+    run(body, [random_spec()])
+
+
 def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength() -> None:
     async def body(page: FakePage) -> None:
         await page.send(type="new_game", mode="play", engine=0, colour="black", skill=3,
@@ -572,6 +691,42 @@ def test_the_skill_chosen_reaches_the_engine_and_analysis_plays_at_full_strength
         weak = page.table._slots[(1, 0)]
         assert weak.settings == {"skill": "5"}                # as the handshake set it: left alone
     run(body, [DEFAULT_ENGINE, EngineSpec("Weak", DEFAULT_ENGINE.command, {"skill": "5"})])
+
+
+def test_the_endgame_tables_can_be_turned_off_and_on_from_the_page() -> None:
+    def by_database(message: Message) -> bool:
+        return any("endgame database" in line["score"]["text"] for line in message["lines"] if line["score"])
+
+    def deep_enough(message: Message) -> bool:
+        return message["running"] and any(int(line["depth"] or 0) >= 6 for line in message["lines"])
+
+    async def body(page: FakePage) -> None:
+        await page.send(type="setup", position="W:WK10,22,27:B11,K14,18")
+        await page.send(type="analyse", on=True, engine=0, lines=1)
+        await page.expect("analysis", by_database)
+        slot = page.table._slots[(0, 0)]
+        folder = slot.params["egdb-path"]["value"]
+        assert folder and "egdb-path" not in slot.settings     # on, as the engine started: left alone
+
+        await page.send(type="analyse", on=True, engine=0, lines=1, tables=False)
+        assert (await page.expect("state"))["endgame_tables"] is False
+        assert not by_database(await page.expect("analysis", deep_enough))
+        assert slot.settings["egdb-path"] == ""
+
+        await page.send(type="analyse", on=True, engine=0, lines=1, tables=True)
+        await page.expect("analysis", by_database)
+        assert slot.settings["egdb-path"] == folder              # the engine's own folder, never the page's
+        assert "tables must be true or false" in await page.error(
+            '{"type": "analyse", "on": true, "tables": "/etc"}')
+        engine = page.table.catalog.as_json()[0]
+        assert engine["id_name"] == "Pedina" and engine["id_version"] and engine["id_author"]
+
+        # A game against the engine takes the setting of its own dialog.
+        await page.send(type="new_game", mode="play", engine=0, colour="black", tables=False,
+                        time={"kind": "move", "seconds": 0.05})
+        assert (await page.expect("state", lambda m: bool(m["legal"])))["endgame_tables"] is False
+        assert page.table._slots[(0, 0)].settings["egdb-path"] == ""
+    run(body, [DEFAULT_ENGINE])
 
 
 # -- the real server -------------------------------------------------------------------
@@ -595,16 +750,30 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
-def test_engines_end_with_the_server() -> None:
+@contextlib.contextmanager
+def gui_process(*engine: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """``pedina gui`` as a process with the random test engine (``engine``: its options);
+    yields the process, its ``host:port`` and its token, and kills it at the end."""
     server = subprocess.Popen(
         [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
-         "--engine", f"cmd={sys.executable} {FIXTURE}", "name=R", "option.mode=hang"],
+         "--engine", f"cmd={sys.executable} {FIXTURE}", "name=R", *engine],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         url = re.search(r"http://\S+", server.stdout.readline())
         assert url, "no address printed"
-        host, token = url.group().split("/")[2], url.group().split("token=")[1]
+        yield server, url.group().split("/")[2], url.group().split("token=")[1]
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        for stream in (server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_engines_end_with_the_server() -> None:
+    with gui_process("option.mode=hang") as (server, host, token):
         with connect(f"ws://{host}/ws?token={token}", origin=Origin(f"http://{host}")) as websocket:
             websocket.send(json.dumps({"type": "new_game", "mode": "play", "engine": 0, "colour": "black",
                                     "time": {"kind": "move", "seconds": 600}}))
@@ -617,21 +786,6 @@ def test_engines_end_with_the_server() -> None:
             server.send_signal(signal.SIGINT)
             assert server.wait(timeout=HANG) == 0
         assert not [pid for pid in engines if _alive(pid)]
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.wait()
-        for stream in (server.stdout, server.stderr):
-            if stream is not None:
-                stream.close()
-
-
-def test_the_comments_of_each_games_main_line() -> None:
-    text = ('[Event "one"]\n{before the game} 1. 22-18 {+0.35/12 0.5s} {again} 10-14 (1... 11-15 {not kept})\n'
-            '; to the end of the line\n2. 23-19 *\n\n'
-            '[Event "two"]\n[White "A"]\n1. 21-17 {book 0.001s}\n[Event "three"]\n1. 22-18 1-0\n')
-    assert read_comments(text) == [["+0.35/12 0.5s again", "", ""], ["book 0.001s"], [""]]
-    assert len(read_comments(text)) == len(read_games(text))
 
 
 def test_the_score_a_comment_gives() -> None:
@@ -659,4 +813,183 @@ def test_a_game_kept_over_a_reload_is_restored_as_a_loaded_game() -> None:
         assert "its start" in await page.error(json.dumps({**kept, "start": "W:W33"}))
         assert "headers must be" in await page.error(json.dumps({**kept, "headers": {"Bad Name": "x"}}))
         assert "result must be one of" in await page.error(json.dumps({**kept, "result": "2-0"}))
+        assert "variations must be" in await page.error(json.dumps({**kept, "variations": [[], [], []]}))
     run(body, [random_spec()])
+
+
+def test_a_game_kept_over_a_reload_keeps_its_variations() -> None:
+    # On 7585fe0 a restored game had no variations (the page did not keep them, the server took none).
+    async def body(page: FakePage) -> None:
+        await page.send(type="load_pdn", text=VARIATIONS)
+        shown = await page.expect("state", lambda m: len(m["moves"]) == 3)
+        await page.send(type="restore", start=shown["start_fen"], moves=[move["hub"] for move in shown["moves"]],
+                        headers={}, comments=shown["comments"], result="*", reason="",
+                        variations=shown["variations"] + [])
+        restored = await page.expect("state", lambda m: m["game"] > shown["game"])
+        assert restored["variations"] == shown["variations"] and restored["comments"] == shown["comments"]
+        assert page.table.variations[0][0][0] == read_game(VARIATIONS).variations[0][0]
+        await page.send(type="restore", start=shown["start_fen"], moves=["22-18"], headers={}, comments=[],
+                        result="*", reason="", variations=[["(1. 21-17 10-14)", "(1. 99-98)"]])
+        restored = await page.expect("state", lambda m: len(m["moves"]) == 1)
+        assert restored["variations"] == [["(1. 21-17 10-14)"]]  # what no longer reads is left out
+    run(body, [random_spec()])
+
+
+# -- engines that never hold up another page (issue 30, item 1) ---------------------------
+
+#: Threads of asyncio's default pool (concurrent.futures' default size), which every engine call
+#: shared before issue 30: one analysis held one thread for its whole length.
+DEFAULT_POOL = min(32, (os.cpu_count() or 1) + 4)
+
+
+async def _searching(page: FakePage) -> None:
+    """Wait until the page's engine is waiting for its search's end (no event announces it)."""
+    deadline = time.monotonic() + HANG
+    while not (page.table._search_slot is not None and page.table._search_slot.searching):
+        assert time.monotonic() < deadline, "the analysis did not start"
+        await asyncio.sleep(0.01)
+
+
+def test_more_pages_analysing_than_threads_hold_up_no_engine_and_all_end_with_their_pages() -> None:
+    async def main_task() -> None:
+        before = _children(os.getpid())
+        engines: set[int] = set()
+        try:
+            # An analysis that never ends by itself: the engine never answers go.
+            pages = [FakePage([random_spec("Endless", mode="hang")]) for _ in range(DEFAULT_POOL + 2)]
+            for page in pages:
+                page.table.welcome()
+                await page.send(type="analyse", on=True, engine=0, lines=1)
+                await page.expect("analysis", lambda m: bool(m["running"]))
+                await _searching(page)
+                engines.update(_children(os.getpid()) - before)
+            assert len(engines) == len(pages)
+            # A new page still gets its engine, and the engine's move.
+            player = FakePage([random_spec()])
+            await player.send(type="new_game", mode="play", engine=0, colour="black",
+                              time={"kind": "move", "seconds": 0.1})
+            await player.expect("state", lambda m: len(m["moves"]) == 1)
+            # Closed, the pages end their engines (each close waits for its engine's end).
+            await asyncio.wait_for(asyncio.gather(*(page.table.close() for page in [*pages, player])), HANG)
+            assert not [pid for pid in engines if _alive(pid)]
+        finally:  # after a failure, no thread may stay waiting on a live engine: asyncio.run's end waits for them
+            for pid in engines | (_children(os.getpid()) - before):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    asyncio.run(main_task())
+
+
+# -- a DXP engine (issue 28) ----------------------------------------------------------------
+
+
+@pytest.fixture
+def dxp_engine(tmp_path: Path) -> Iterator[Server]:
+    """``pedina dxp`` on a free port, playing 0-minute games at 0.05 s a move."""
+    running = start_server(tmp_path / "dxp.log", "--move-time", "0.05", "--hash", "16")
+    yield running
+    if running.process.poll() is None:
+        running.stop()
+
+
+def dxp_specs(server: Server) -> list[EngineSpec]:
+    """The DXP engine ``D`` as ``--engine dxp=...`` gives it, and the random fixture engine."""
+    return [*gui_engines((f"dxp=127.0.0.1:{server.port}\0name=D",)), random_spec()]
+
+
+def test_a_game_against_a_dxp_engine_with_a_take_back_to_its_end(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black", time={"kind": "move", "seconds": 1})
+        state = await page.expect("state", lambda m: len(m["moves"]) == 1 and bool(m["legal"]))
+        assert state["players"] == {"white": "D", "black": "Player"}
+        for _ in range(2):
+            move = legal_choice(state)
+            await page.send(type="move", start=move["start"], path=move["path"])
+            state = await page.expect("state", lambda m: bool(m["legal"]) and len(m["moves"]) % 2 == 1)
+        assert len(state["moves"]) == 5
+        await page.send(type="takeback")
+        state = await page.expect("state", lambda m: bool(m["legal"]))
+        assert len(state["moves"]) == 3
+        for turn in range(400):
+            move = legal_choice(state, turn * 5)
+            await page.send(type="move", start=move["start"], path=move["path"])
+            state = await page.expect("state", lambda m: m["result"] is not None or bool(m["legal"]))
+            if state["result"]:
+                break
+        assert state["result"] is not None and state["result"]["result"] in ("1-0", "0-1", "1/2-1/2")
+        assert page.table.failure is None
+    run(body, dxp_specs(dxp_engine))
+    # The engine got the game twice (the take back asked for it anew), and was told its end.
+    status, out, err = dxp_engine.stop()
+    assert status == 0 and err == "", err
+    games = out.splitlines()
+    assert len(games) == 2 and "unfinished" in games[0] and "unfinished" not in games[1], games
+    assert re.search(r" (1-0|0-1|1/2-1/2) \(", games[1]) and "GAMEEND" in games[1], games
+    requests = [line for line in dxp_engine.log_lines() if re.search(r" > R01", line)]
+    assert len(requests) == 2
+
+
+def test_a_dxp_engine_refuses_analysis_with_a_message_and_the_page_goes_on(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        engines = page.table.catalog.as_json()
+        assert engines[0]["protocol"] == "dxp" and "DXP sends no analysis" in str(engines[0]["no_analysis"])
+        assert engines[1]["protocol"] == "hub" and engines[1]["no_analysis"] is None
+        error = await page.error(json.dumps({"type": "analyse", "on": True, "engine": 0}))
+        assert error.startswith("D is a DXP engine: DXP sends no analysis")
+        assert "it cannot play both sides" in await page.error(json.dumps(
+            {"type": "watch", "white": 0, "black": 0, "time": {"kind": "move", "seconds": 1}}))
+        await page.send(type="move", start=22, path=[18])
+        state = await page.expect("state", lambda m: len(m["moves"]) == 1)
+        assert not state["analysing"]
+        await page.send(type="analyse", on=True, engine=1)
+        await page.expect("analysis", lambda m: m["running"] and m["engine"] == "Random")
+    run(body, dxp_specs(dxp_engine))
+
+
+def test_a_dxp_engine_plays_a_hub_engine_watched_to_the_end(dxp_engine: Server) -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="watch", white=1, black=0, time={"kind": "move", "seconds": 0.1})
+        state = await page.expect("state", lambda m: m["result"] is not None)
+        assert state["players"] == {"white": "Random", "black": "D"} and len(state["moves"]) > 4
+        assert page.table.failure is None
+    run(body, dxp_specs(dxp_engine))
+    status, out, err = dxp_engine.stop()
+    assert status == 0 and err == "", err
+    games = out.splitlines()  # one status line per game: the game was played out and its end told
+    assert len(games) == 1 and "unfinished" not in games[0] and "GAMEEND" in games[0], games
+
+
+# -- a page that does not read ----------------------------------------------------------------
+
+
+def long_commented_game(plies: int, comment: int) -> str:
+    """A PDN game of random legal moves (seeded) up to ``plies`` plies or its end, each move
+    with a comment of ``comment`` characters: a big state message for the GUI."""
+    board = Board()
+    rng = random.Random(7)
+    while len(board.moves) < plies and board.outcome() is None:
+        board.push(rng.choice(board.legal_moves()))
+    text = write_game(board, {"Event": "long"}, "*")
+    return re.sub(r"(\d+-\d+|\d+x\d+(?:x\d+)*)", lambda m: m.group(1) + " {" + "c" * comment + "}", text)
+
+
+@pytest.mark.slow
+def test_a_page_that_never_reads_does_not_grow_the_server() -> None:
+    """A page sends ``goto`` after ``goto`` on a long game and never reads: the server owes it
+    only the latest state, so its memory stays flat (it grew by gigabytes in 20 s)."""
+    seconds = 5.0 if CI else 20.0
+    with gui_process() as (server, host, token):
+        process = psutil.Process(server.pid)
+        # The client reads only what its own queue of 16 messages takes: then it stops reading.
+        with connect(f"ws://{host}/ws?token={token}", origin=Origin(f"http://{host}"), max_queue=16) as websocket:
+            websocket.send(json.dumps({"type": "load_pdn", "text": long_commented_game(200, 2000)}))
+            start = process.memory_info().rss
+            peak, sent = start, 0
+            until = time.monotonic() + seconds
+            while time.monotonic() < until:
+                websocket.send(json.dumps({"type": "goto", "ply": sent % 2}))
+                sent += 1
+                if sent % 200 == 0:
+                    peak = max(peak, process.memory_info().rss)
+        assert sent > 1000, "too few messages sent to tell"
+        assert peak - start < 32 * 2**20, f"the server grew by {(peak - start) / 2**20:.0f} MB for {sent} gotos"

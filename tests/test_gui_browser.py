@@ -1,7 +1,7 @@
 """``pedina gui`` in a real browser: Debian's chromium driven by Playwright (``-m browser``).
 
-One ``pedina gui`` server for the module, with Pedina, the random fixture engine and a fixture
-engine that crashes; every test opens a fresh page (a fresh game on the server). Screenshots
+One ``pedina gui`` server for the module, with Pedina, the random fixture engine, a fixture
+engine that crashes and a running ``pedina dxp`` (a DXP engine); every test opens a fresh page (a fresh game on the server). Screenshots
 go to ``$PEDINA_GUI_SHOTS`` (default ``/tmp/pedina-gui-shots``).
 """
 
@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Dialog, FloatRect, Page, sync_playwright
 
+import pedina
 from pedina import Position, legal_moves, read_game
-from timing import HANG
+from test_dxp import Server, start_server
+from timing import HANG, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -29,13 +31,22 @@ FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
 CHROMIUM = os.environ.get("PEDINA_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(os.environ.get("PEDINA_GUI_SHOTS", "/tmp/pedina-gui-shots"))
 #: The engines of the server, by their index in the page's lists.
-PEDINA, RANDOM, CRASHING = "0", "1", "2"
+PEDINA, RANDOM, CRASHING, DXP = "0", "1", "2", "3"
 #: Milliseconds to wait for the page to show what the server sent (a safety net for a hang).
 WAIT = int(HANG * 1000)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def follower(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``pedina dxp`` on a free port, playing 0-minute games at 0.05 s a move."""
+    running = start_server(tmp_path_factory.mktemp("dxp") / "dxp.log", "--move-time", "0.05", "--hash", "16")
+    yield running
+    if running.process.poll() is None:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, follower: Server) -> Iterator[str]:
     """The address (with its token) of a ``pedina gui`` server."""
     engine = f"{sys.executable} {FIXTURE}"
     log = tmp_path_factory.mktemp("gui") / "stderr.txt"
@@ -44,7 +55,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
              "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub", "name=Pedina",
              "--engine", f"cmd={engine}", "name=Random", "option.seed=4",
-             "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2"],
+             "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2",
+             "--engine", f"dxp=127.0.0.1:{follower.port}", "name=D"],
             stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert process.stdout is not None
     found = re.search(r"http://\S+", process.stdout.readline())
@@ -360,6 +372,20 @@ def test_a_database_result_is_shown_as_one(page: Page) -> None:
     assert analysed_score(page, "W:WK10,22,27:B11,K14,18", "endgame database") == "White wins (endgame database)"
     assert not re.search(r"wins in \d", page.inner_text("#analysis-lines-list"))
     shot(page, "database-result.png")
+    # The engine says what it is; its tables can be turned off, and the analysis starts again without them.
+    assert page.inner_text("#analysis-engine-id") == f"Pedina {pedina.__version__} by The Pedina developers"
+    page.uncheck("#analysis-tables")
+    page.wait_for_function(
+        "() => { const stats = document.getElementById('analysis-stats').textContent;"
+        " const depth = stats.match(/depth (\\d+)/);"
+        " return stats.includes('running') && depth !== null && Number(depth[1]) >= 6"
+        " && !document.getElementById('analysis-lines-list').textContent.includes('endgame database'); }",
+        timeout=WAIT)
+    shot(page, "database-off.png")
+    page.check("#analysis-tables")
+    page.wait_for_function(
+        "() => document.getElementById('analysis-lines-list').textContent.includes('endgame database')",
+        timeout=WAIT)
 
 
 def test_a_proven_win_is_shown_in_plies(page: Page) -> None:
@@ -777,3 +803,52 @@ def test_the_evaluation_bar_shows_whites_share_of_the_shown_position(page: Page,
     shot(page, "eval-bar.png")
     page.click("#btn-analyse")
     page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)
+
+
+def test_a_whole_game_against_a_dxp_engine_with_a_take_back(page: Page, follower: Server) -> None:
+    requests = len([line for line in follower.log_lines() if re.search(r" > R01", line)])
+    rng = random.Random(5)
+    start_game(page, DXP, "white", seconds=1)
+    assert page.inner_text("#player-top .name") == "Black: D"
+    plies, taken_back = -1, False
+    while wait_my_turn(page, plies):
+        plies = int(board(page, "cursor"))
+        if plies == 6 and not taken_back:      # White's move 4: back to White's move 3
+            page.click("#btn-takeback")
+            wait_board(page, "b.cursor === '4'")
+            taken_back, plies = True, 3
+            continue
+        position = Position.from_hub(board(page, "position"))
+        move = rng.choice(legal_moves(position))
+        enter(page, move.start, move.path)
+    result = board(page, "result")
+    status = page.inner_text("#status")
+    assert taken_back and result in ("1-0", "0-1", "1/2-1/2") and status.startswith(result), status
+    assert page.inner_text("#move-list .result") == result
+    shot(page, "dxp-end.png")
+    # The take back asked the engine for the game anew; the game's end reached it.
+    assert len([line for line in follower.log_lines() if re.search(r" > R01", line)]) == requests + 2
+    wait_until(lambda: any(re.search(r"# game \d+: .* (1-0|0-1|1/2-1/2) \(.*GAMEEND", line)
+                           for line in follower.log_lines()[-3:]), what="the game's end at the DXP engine")
+
+
+def test_a_dxp_engine_cannot_analyse_and_the_page_says_so_and_goes_on(page: Page) -> None:
+    page.select_option("#analysis-engine", DXP)
+    assert page.is_visible("#analysis-note") and page.is_disabled("#btn-analyse")
+    assert page.inner_text("#analysis-note").startswith("D is a DXP engine: DXP sends no analysis")
+    page.select_option("#analysis-engine", PEDINA)
+    assert not page.is_visible("#analysis-note") and page.is_enabled("#btn-analyse")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.getElementById('analysis-stats').textContent.includes('running')",
+                           timeout=WAIT)
+    # Asked while analysing (the engine changed in the list), the server refuses: Pedina goes on.
+    page.select_option("#analysis-engine", DXP)
+    page.wait_for_function("() => document.getElementById('message').textContent.includes('DXP engine')",
+                           timeout=WAIT)
+    assert page.get_attribute("#message", "class") == "error"
+    assert message(page).startswith("D is a DXP engine: DXP sends no analysis")
+    shot(page, "dxp-no-analysis.png")
+    assert page.inner_text("#btn-analyse") == "Stop" and page.is_enabled("#btn-analyse")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)
+    play_moves(page, ((22, 18),))

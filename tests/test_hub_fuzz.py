@@ -23,6 +23,7 @@ import time
 
 import pytest
 
+from conftest import random_game
 from pedina import Board
 from pedina.protocol.hubline import HubInputError, parse_line
 
@@ -36,12 +37,7 @@ ALPHABET = ('abcdefghijklmnopqrstuvwxyzWBewb0123456789-x=" ' * 3
 
 def random_game_position(rng: random.Random) -> tuple[str, list[str]]:
     """The start position and a few random legal moves from it (Hub texts)."""
-    board = Board()
-    for _ in range(rng.randrange(0, 30)):
-        moves = board.legal_moves()
-        if not moves:
-            break
-        board.push(rng.choice(moves))
+    board = random_game(rng, max_plies=rng.randrange(0, 30))
     return board.start.hub(), [move.hub() for move in board.moves]
 
 

@@ -51,7 +51,7 @@ def test_handshake_and_search() -> None:
         assert report.score == Score(0) and report.depth == 1 and report.infos == 1
         assert 0 <= report.elapsed < 10
         sent = [line for line in engine.tail() if line.startswith(">")]
-        assert sent[-3:] == [f'> pos pos={START} moves="23-19 10-14"', "> level depth=2", "> go think"]
+        assert sent[-4:] == [f'> pos pos={START} moves="23-19 10-14"', "> level depth=2", "> go think", "> ping"]
 
 
 def test_unknown_parameter_is_refused_with_the_list() -> None:

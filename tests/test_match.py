@@ -548,3 +548,28 @@ def test_round_robin_of_three_from_fen_openings(tmp_path: Path) -> None:
     # pydraughts 0.6.7 lists the first move of a game that Black starts twice (its reader's bug)
     assert [g.moves[0] for g in theirs] == [g.moves[1] for g in theirs]
     assert [len(g.moves) - 1 for g in theirs] == [len(g.board.moves) for g in ours]
+
+
+def test_a_second_answer_and_an_unreadable_one_are_called_what_they_are(tmp_path: Path) -> None:
+    """A second ``done`` for one ``go`` (at once, late, or from an engine that never answers
+    ``ping``), a ``done`` that is not UTF-8 and a 50 MB line each lose the game, for that reason."""
+    pdn = tmp_path / "answers.pdn"
+    result = run("--engine", f"cmd={RANDOM}", "name=good", "option.seed=1",
+                 "--engine", f"cmd={RANDOM}", "name=twice", "option.mode=twice", "option.after=6",
+                 "--engine", f"cmd={RANDOM}", "name=late", "option.mode=twice", "option.after=6", "option.delay=0.3",
+                 "--engine", f"cmd={RANDOM}", "name=noping", "option.mode=twice", "option.after=6",
+                 "option.pong=no",
+                 "--engine", f"cmd={RANDOM}", "name=garbled", "option.mode=garbled", "option.after=6",
+                 "--engine", f"cmd={RANDOM}", "name=huge", "option.mode=huge", "option.after=6",
+                 "--gauntlet", "--rounds", "1", "--depth", "1", "--timeout", "30", "--pdnout", str(pdn))
+    assert result.exit_code == 0, result.output
+    games = games_of(pdn)
+    reasons = {"twice": "answered twice", "late": "answered twice", "noping": "answered twice",
+               "garbled": "unreadable answer", "huge": "unreadable answer"}
+    assert len(games) == 2 * len(reasons)
+    for (_, white, black), (outcome, moves, termination) in games.items():
+        loser = black if white == "good" else white
+        assert (loser, termination) == (loser, reasons[loser])
+        assert outcome == ("1-0" if white == "good" else "0-1")
+        assert len(moves) >= 6  # the engines misbehave only from ply 6 on
+    assert "over 1,048,576 characters" in result.output and "not UTF-8" in result.output

@@ -12,7 +12,8 @@ from draughts.PDN import PDNReader, PDNWriter
 
 from conftest import random_game
 from pedina import Board, Move, Outcome, Position, Termination, legal_moves
-from pedina.pdn import MoveNote, PdnError, PdnGame, decode_pdn, read_fen_lines, read_game, read_games, write_game
+from pedina.pdn import (MoveNote, PdnError, PdnGame, Variation, comment_notes, decode_pdn, read_fen_lines, read_game,
+                        read_games, variation_text, write_game)
 
 SECOND_FEN = "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
 
@@ -82,7 +83,7 @@ def test_tolerant_reading() -> None:
 [Result "1-0"]
 
 1. 21-17 {a comment (with a parenthesis} 10-13 ; a line comment 1-0
-2. 17x10! $3 (2. 23-19 (2. 24-20 9-14) 11-15 {nested}) 6x13?! 3. 24-20 3... 13-17!?
+2. 17x10! $3 6x13?! (2... 5x14 3. 22-18 (3. 23-19 14x23) 14x21 {nested}) 3. 24-20 3... 13-17!?
 4.22-18 11-15 5. 20x11 1-0
 [Event "Second"] [FEN "B:W18:B10,K30"]
 1... 10-14 2. 18x11 2-0
@@ -303,3 +304,64 @@ def test_we_read_pydraughts_games() -> None:
         game = read_game(text)
         assert len(game.board.moves) == len(board.move_stack)
         assert game.board.position == Position.from_fen(board.fen), text
+
+
+#: A game with comments, variations (two after one move), a variation in a variation, and
+#: comments in both; a comment before the game and a ``;`` one, which are not kept.
+VARIATIONS = ('[Event "Lines"]\n{before the game} 1. 22-18 {main} (1. 21-17 {instead} 10-14 (1... 9-13 {deeper} '
+              '2. 22-18 {deepest}) 2. 24-20) 10-14 ; to the end of the line\n(1... 12-16 {black} 2. 23-19) '
+              '2. 23-19 (2. 21-17) (2. 24-20 {a second one}) *\n')
+
+
+def _hubs(variations: dict[int, list[Variation]]) -> dict[int, list[tuple[list[str], list[str], object]]]:
+    """Variations as move and comment texts, nested ones in the same shape."""
+    return {ply: [([move.hub() for move in line.moves], line.comments, _hubs(line.variations)) for line in lines]
+            for ply, lines in variations.items()}
+
+
+def test_variations_and_their_comments_are_read_written_and_read_again() -> None:
+    # On 7585fe0 the reader skipped every variation and comment: read back, the game had neither.
+    game = read_game(VARIATIONS)
+    assert [move.hub() for move in game.board.moves] == ["22-18", "10-14", "23-19"]
+    assert game.comments == ["main", "", ""]
+    assert _hubs(game.variations) == {
+        0: [(["21-17", "10-14", "24-20"], ["instead", "", ""], {1: [(["9-13", "22-18"], ["deeper", "deepest"], {})]})],
+        1: [(["12-16", "23-19"], ["black", ""], {})],
+        2: [(["21-17"], [""], {}), (["24-20"], ["a second one"], {})]}
+    text = write_game(game.board, game.headers, game.result, comment_notes(game.comments), game.variations)
+    assert ("1. 22-18 {main} (1. 21-17 {instead} 10-14 (1... 9-13 {deeper} 2. 22-18 {deepest}) 2. 24-20) 10-14 "
+            "(1... 12-16 {black} 2. 23-19) 2. 23-19 (2. 21-17) (2. 24-20 {a second one}) *") in " ".join(text.split())
+    again = read_game(text)
+    assert again.board.moves == game.board.moves and again.result == game.result
+    assert again.comments == game.comments and again.variations == game.variations
+    rewritten = write_game(again.board, again.headers, again.result, comment_notes(again.comments), again.variations)
+    assert rewritten.split("\n\n")[1] == text.split("\n\n")[1]  # the movetext again, to the byte
+    assert variation_text(game.board.positions[2], 2, True, game.variations[2][1]) == "(2. 24-20 {a second one})"
+    (theirs,) = PDNReader(pdn_text=text).games  # pydraughts reads nested variations too
+    assert theirs.moves == ["22-18", "10-14", "23-19"]
+
+
+def test_the_comments_after_each_main_line_move_of_each_game() -> None:
+    text = ('[Event "one"]\n{before the game} 1. 22-18 {+0.35/12 0.5s} {again} 10-14 (1... 11-15 {in a line})\n'
+            '; to the end of the line\n2. 23-19 *\n\n'
+            '[Event "two"]\n[White "A"]\n1. 21-17 {book 0.001s}\n[Event "three"]\n1. 22-18 1-0\n')
+    games = read_games(text)
+    assert [game.comments for game in games] == [["+0.35/12 0.5s again", "", ""], ["book 0.001s"], [""]]
+    assert games[0].variations[1][0].comments == ["in a line"]
+
+
+def test_a_bad_move_in_a_variation_is_named_or_cuts_only_that_variation() -> None:
+    # On 7585fe0 a variation was never read, so a bad move in one went unseen.
+    text = VARIATIONS.replace("2. 22-18 {deepest}", "2. 22-18 {deepest} 11-99")
+    with pytest.raises(PdnError, match=r"game 1 \(line 2\), variation move 2\.\.\. 11-99: "):
+        read_game(text)
+    with pytest.raises(PdnError, match="variation move 2... 11-99"):
+        read_games(text)
+    errors: list[PdnError] = []
+    (game,) = read_games(text, on_error=errors.append)
+    assert len(errors) == 1 and "variation move 2... 11-99" in str(errors[0]) and "kept up to it" in str(errors[0])
+    assert not game.error and game.result == "*" and len(game.board.moves) == 3
+    assert _hubs(game.variations) == _hubs(read_game(VARIATIONS).variations)  # cut at the bad move
+    assert read_game(text, on_error=errors.append).variations == game.variations and len(errors) == 2
+    captured = read_game('[FEN "W:W18:B14"]\n1. 18x11 (1. 18-15 {a capture is compulsory}) *', on_error=errors.append)
+    assert captured.variations == {} and len(captured.board.moves) == 1 and "variation move 1. 18-15" in str(errors[-1])

@@ -129,6 +129,22 @@ def test_a_searcher_ignoring_stop_is_answered_for_by_the_deadline_and_replaced()
     assert events == ["info", "answer"]
 
 
+def test_close_waits_for_every_search_thread_abandoned_ones_too() -> None:
+    """A process must not end with a search thread running (one left at interpreter shutdown
+    failed there with a traceback on stderr, seen under load): ``close`` joins the searchers
+    the watchdog answered for and the one replaced since."""
+    session = Session(EngineSettings(hash_mb=1, book=False, egdb_path=""), searcher_factory=CountedStubbornSearcher)
+    board = Board()
+    try:
+        for _ in range(2):  # the second go replaces the first, stuck searcher with a new one
+            answers, _ = collect(session, board, Limits(move_time=0.05))
+            assert session.wait_idle(HANG) and len(answers) == 1
+        assert not session.close(0.0)  # both stubs are held: neither thread has returned
+    finally:
+        HeldSearcher.release()
+    assert session.close(HANG)  # True only once every search thread has returned
+
+
 def test_a_failing_or_lying_searcher_still_gives_a_legal_move() -> None:
     board = Board("W:W21-32:B1-12")
     for factory in (FailingSearcher, IllegalSearcher):

@@ -38,6 +38,13 @@ def test_a_long_clock_is_spread_over_the_moves() -> None:
     assert last is not None and 5.0 < last.hard < 10.0 - OVERHEAD
 
 
+def test_a_clock_is_paced_over_every_move_to_go() -> None:
+    # A DXP GAMEREQ of 1 minute for 600 moves asks for about 0.1 s a move, not 60/50.
+    budget = time_budget(Limits(clock=59.0, moves_to_go=600))
+    assert budget is not None and budget.soft == pytest.approx((59.0 - OVERHEAD) / 600)
+    assert budget.hard == pytest.approx(4 * budget.soft)
+
+
 def test_move_time_and_clock_together_take_the_tighter() -> None:
     budget = time_budget(Limits(move_time=5.0, clock=1.0))
     assert budget is not None and budget.watchdog < 1.0

@@ -17,6 +17,8 @@ import os
 import time
 from collections.abc import Callable
 
+from pedina.session import ABANDONED_SEARCH_NOTE, LATE_SEARCH_NOTE
+
 #: How many times longer than on an idle machine a latency may be on a loaded one;
 #: ``PEDINA_LOAD_FACTOR`` sets it (1 checks the idle-machine bounds). 10 passes with
 #: both cores kept busy by other processes, and still tells a prompt answer from
@@ -25,6 +27,17 @@ LOAD_FACTOR = float(os.environ.get("PEDINA_LOAD_FACTOR", "10"))
 
 #: How long a test waits for something that must come before calling it a hang (seconds).
 HANG = 60.0
+
+#: What an engine says when its watchdog answered on time for a search starved of CPU (and
+#: then replaced that searcher): a guarantee kept, not a fault, on a loaded machine. Tests of
+#: whole games accept these notes among the engine's errors; the session's own tests check
+#: when they are said.
+STARVED_SEARCH_NOTES = (LATE_SEARCH_NOTE, ABANDONED_SEARCH_NOTE)
+
+
+def starved(text: str) -> bool:
+    """``text`` (an engine's error or log line) only says that a search was starved of CPU."""
+    return any(note in text for note in STARVED_SEARCH_NOTES)
 
 
 def allowed(seconds: float) -> float:

@@ -38,7 +38,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from pedina.egdb.probe import EndgameDatabase, table_path
+from pedina.egdb.probe import SHIPPED_PIECES, EndgameDatabase, table_path
 from pedina.egdb.slices import (
     Job,
     Signature,
@@ -460,7 +460,7 @@ class _ProcessPool:
         return self._running.pop(future), future.result()
 
 
-def build_databases(directory: str, pieces: int, distance_pieces: int = 4, workers: int = 1,
+def build_databases(directory: str, pieces: int, distance_pieces: int = SHIPPED_PIECES, workers: int = 1,
                     progress: Progress | None = None,
                     on_job: Callable[[list[SliceReport]], None] | None = None,
                     runner: JobRunner | None = None) -> list[SliceReport]:

@@ -42,7 +42,7 @@ def default_directory() -> str:
 
 def shipped_directory() -> str:
     """The folder of the tables that ship with Pedina: every table of up to
-    :data:`SHIPPED_PIECES` pieces, built by ``pedina egdb build`` (distances up to 4 pieces)."""
+    :data:`SHIPPED_PIECES` pieces, built by ``pedina egdb build``, every one with distances."""
     return str(importlib.resources.files("pedina.egdb").joinpath(SHIPPED_FOLDER))
 
 

@@ -156,8 +156,8 @@ class DxpFollower:
         self._wake()
 
     def close(self) -> None:
-        """Stop any search and release the wake-up sockets."""
-        self._session.stop()
+        """Stop any search, wait (bounded) for its thread, and release the wake-up sockets."""
+        self._session.close()
         self._wake_read.close()
         self._wake_write.close()
 

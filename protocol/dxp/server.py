@@ -39,9 +39,15 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
     serving: threading.Thread | None = None
     served: socket.socket | None = None
     try:
-        with sigterm_as_keyboard_interrupt():  # accept() blocks in the OS: only an exception wakes it
+        with sigterm_as_keyboard_interrupt():
+            # The kernel may hand Ctrl-C to another thread, and Python runs its handler only once
+            # the main thread runs again: accept() must come back now and then for that.
+            listener.settimeout(SIGNAL_POLL)
             while True:
-                conn, address = listener.accept()
+                try:
+                    conn, address = listener.accept()
+                except TimeoutError:
+                    continue
                 if serving is not None and serving.is_alive():
                     assert served is not None
                     if has_unread(served):  # the last client's closing words, or its leaving, not yet read
@@ -63,6 +69,9 @@ def serve(listener: socket.socket, follower: DxpFollower) -> None:
         listener.close()
 
 
+#: The longest the accepting thread blocks in the OS before it looks for a Ctrl-C that another
+#: thread received (seconds).
+SIGNAL_POLL = 0.25
 #: How long a new connection waits for the last one's thread, when that one has words or its
 #: end still to be read (a client that said GAMEEND and left as the next came), before "busy".
 LEAVING_GRACE = 2.0

@@ -1,8 +1,9 @@
-"""``pedina gui``: play and analyse Italian draughts in the browser, with any Hub engine.
+"""``pedina gui``: play and analyse Italian draughts in the browser, with any Hub or DXP engine.
 
 The command starts a local web server (:mod:`pedina.protocol.gui.server`) that serves one
 page (``static/``: plain HTML, CSS and JavaScript, the board in SVG) and drives the
-engines given with ``--engine`` through the Hub protocol, one game per page
+engines given with ``--engine`` (Hub processes, or running DXP engines, which only play
+games), one game per page
 (:mod:`pedina.protocol.gui.table`, :mod:`pedina.protocol.gui.engines`). The web stack
 (Starlette, uvicorn, websockets) is the ``gui`` extra; this module imports it only when
 the command runs, so that without it the command can say what to install.
@@ -43,11 +44,8 @@ def gui_engines(values: tuple[str, ...]) -> list[EngineSpec]:
         if timed:
             raise MatchError(f"--engine {timed[0]}=...: the time is chosen in the page, not per engine")
         # engine_spec needs some time control; the page's choice replaces it at every move.
-        spec = engine_spec(pairs, {}, TimeControl(move_time=1.0), number)
-        if spec.dxp is not None:
-            raise MatchError(f"engine {number}: the page drives Hub engines (cmd=) only; a DXP engine (dxp=) "
-                             "plays in pedina match")
-        specs.append(spec)
+        # A time control without a clock: a DXP engine's GAMEREQ asks for 0 minutes (its own move time).
+        specs.append(engine_spec(pairs, {}, TimeControl(move_time=1.0), number))
     names = [spec.name for spec in specs]
     for name in names:
         if names.count(name) > 1:
@@ -61,9 +59,10 @@ def missing_web_stack() -> list[str]:
 
 
 @click.command(cls=MatchCommand)
-@click.option("--engine", "engines", multiple=True, metavar="cmd=... [name=...] [option.X=...]",
-              help="A Hub engine the page may choose (repeatable; keys as in pedina match: cmd, name, "
-                   "dir, option.NAME). Default: Pedina itself.")
+@click.option("--engine", "engines", multiple=True, metavar="cmd=...|dxp=HOST:PORT [name=...] [option.X=...]",
+              help="An engine the page may choose (repeatable; keys as in pedina match): a Hub engine "
+                   "(cmd, dir, option.NAME) or a running DXP engine (dxp=HOST:PORT, e.g. pedina dxp; it "
+                   "plays games at its own move time but cannot analyse), and its name. Default: Pedina itself.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (anything but loopback lets other machines in).")
 @click.option("--port", type=click.IntRange(0, 65535), default=0,
@@ -71,11 +70,17 @@ def missing_web_stack() -> list[str]:
 @click.option("--no-browser", is_flag=True, help="Only print the address; do not open a browser.")
 @engine_options()
 def gui(engines: tuple[str, ...], host: str, port: int, no_browser: bool, settings: EngineSettings) -> None:
-    """Play and analyse in the browser, against any Hub engine.
+    """Play and analyse in the browser, against any Hub or DXP engine.
 
     Starts a local web server, prints its address (with a random token that every request
     needs) and opens it in the browser. Ctrl-C stops the server and its engines. The
     engine options set Pedina's own engine (an --engine takes option.NAME=VALUE instead).
+
+    A DXP engine (--engine dxp=HOST:PORT, listening already) plays games and watched games,
+    one at a time: DXP carries no analysis and no parameters, and no time per move (the
+    page's game request asks for 0 minutes, so it moves at its own move time, e.g. pedina
+    dxp --move-time; a clock chosen in the page still judges it), and it cannot be told to
+    move now.
     """
     parameters = hub_parameters(settings)
     if engines and parameters:

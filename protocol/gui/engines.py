@@ -1,24 +1,71 @@
-"""The engines of ``pedina gui``: the configured list, and one running process driven from asyncio.
+"""The engines of ``pedina gui``: the configured list, and one engine driven from asyncio.
 
 :class:`EngineCatalog` holds the engines given on the command line (the page can only pick
 one of them by its index) and what each declared in its handshake. :class:`EngineSlot` is
-one engine process of one page: every blocking :class:`~pedina.protocol.hubclient.HubClient`
-call runs in a worker thread, ``info`` lines come back to the event loop as they arrive,
-and all writes to the engine are serialised, so :meth:`EngineSlot.stop` may be sent while
-a search is waited for.
+one engine of one page, a Hub process or a connection to a running DXP engine, driven
+through the :class:`~pedina.protocol.engineclient.EngineClient` interface: every blocking
+call runs in a thread of its own (never in asyncio's shared pool, which a few long
+analyses would fill, leaving every later call, a ``stop`` or a ``close`` among them, to
+wait for ever), ``info`` lines come back to the event loop as they arrive, and all writes
+to the engine are serialised, so :meth:`EngineSlot.stop` may be sent while a search is
+waited for.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from pedina.protocol.hubclient import EngineCrashed, EngineError, EngineId, HubClient, SearchReport
-from pedina.protocol.match.game import VARIANT, EngineSpec
+from pedina.protocol.engineclient import EngineClient, EngineCrashed, EngineError, EngineId, SearchReport
+from pedina.protocol.match.game import EngineSpec, Settings, open_engine
+
+_Result = TypeVar("_Result")
 
 #: Seconds an engine gets to start and answer the handshake.
 HANDSHAKE_TIMEOUT = 30.0
+#: Seconds an engine gets to see a game's end through (a DXP engine answers GAMEEND with its own).
+GAME_OVER_TIMEOUT = 10.0
+
+
+def analysis_refusal(spec: EngineSpec) -> str | None:
+    """Why ``spec``'s engine cannot analyse (``None`` when it can): a DXP engine only plays its
+    moves, with no search information and no way to be stopped."""
+    if spec.dxp is None:
+        return None
+    return (f"{spec.name} is a DXP engine: DXP sends no analysis (no scores, no lines) and cannot be "
+            "stopped, so it can only play games; choose a Hub engine to analyse")
+
+
+def in_own_thread(call: Callable[[], _Result]) -> asyncio.Future[_Result]:
+    """``call()`` run in a new daemon thread, its result (or exception) awaited on the running loop.
+
+    A thread of its own rather than one of asyncio's shared pool: an engine call may block for
+    a whole analysis, and however many run at once, none waits for another to end.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_Result] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():  # the waiter may have been cancelled
+            outcome()
+
+    def work() -> None:
+        report: Callable[[], None]
+        try:
+            report = functools.partial(future.set_result, call())
+        except BaseException as error:  # handed to the waiter, whatever it is
+            report = functools.partial(future.set_exception, error)
+        try:
+            loop.call_soon_threadsafe(settle, report)
+        except RuntimeError:
+            pass  # the loop has closed (the server ended): nobody waits any more
+
+    threading.Thread(target=work, name="pedina gui engine call", daemon=True).start()
+    return future
 
 
 @dataclass
@@ -31,10 +78,20 @@ class EngineListing:
     problem: str | None = None
 
     def as_json(self, index: int) -> dict[str, object]:
-        """The listing as sent to the page: ``index``, ``name``, ``id_name``, ``params``, ``problem``."""
-        params = self.ident.params if self.ident else {}
-        return {"index": index, "name": self.name, "id_name": self.ident.name if self.ident else None,
+        """The listing as sent to the page: ``index``, ``name``, ``id_name``, ``id_version``,
+        ``id_author``, ``params``, ``problem``."""
+        ident = self.ident
+        params = ident.params if ident else {}
+        return {"index": index, "name": self.name, "id_name": ident.name if ident else None,
+                "id_version": ident.version if ident else None, "id_author": ident.author if ident else None,
                 "params": {name: dict(args) for name, args in params.items()}, "problem": self.problem}
+
+
+def listing_json(listing: EngineListing, spec: EngineSpec, index: int) -> dict[str, object]:
+    """What the page is told about engine ``index``: its listing, the parameters the command line
+    sets (``options``), its protocol (``hub`` or ``dxp``) and why it cannot analyse (``no_analysis``)."""
+    return {**listing.as_json(index), "options": dict(spec.options),
+            "protocol": "hub" if spec.dxp is None else "dxp", "no_analysis": analysis_refusal(spec)}
 
 
 class EngineCatalog:
@@ -53,12 +110,12 @@ class EngineCatalog:
         return self.specs[index]
 
     def as_json(self) -> list[dict[str, object]]:
-        """Every listing, as sent to the page, with the parameters the command line sets (``options``)."""
-        return [{**listing.as_json(index), "options": dict(spec.options)}
+        """Every listing, as sent to the page (see :func:`listing_json`)."""
+        return [listing_json(listing, spec, index)
                 for index, (listing, spec) in enumerate(zip(self.listings, self.specs))]
 
     async def probe(self, index: int) -> None:
-        """Start engine ``index`` once to learn its ``id`` and parameters (or its problem), then end it."""
+        """Start (or connect to) engine ``index`` once to learn its ``id`` and parameters (or its problem), then end it."""
         slot = EngineSlot(self, index)
         try:
             await slot.start()
@@ -69,14 +126,16 @@ class EngineCatalog:
 
 
 class EngineSlot:
-    """One engine process for one page, started on first use (see :meth:`start`)."""
+    """One engine for one page (a Hub process, or a connection to a DXP engine), started on first
+    use (see :meth:`start`)."""
 
     def __init__(self, catalog: EngineCatalog, index: int) -> None:
         self.catalog = catalog
         self.index = index
         self.spec = catalog.spec(index)
-        self._client: HubClient | None = None
-        self._writing = asyncio.Lock()
+        self._client: EngineClient | None = None
+        self._writing = asyncio.Lock()  # one write at a time: a stop never cuts into a search's lines
+        self._turn = asyncio.Lock()     # one exchange at a time: a game, a search, a game's end
         self._values = dict(self.spec.options)  # parameters set, in the handshake and after
         self._game: int | None = None  # the game number of the last new-game
         self._closed = False
@@ -84,8 +143,13 @@ class EngineSlot:
 
     @property
     def started(self) -> bool:
-        """Whether the process is running and through its handshake."""
+        """Whether the engine is running (or connected) and through its handshake."""
         return self._client is not None
+
+    @property
+    def stoppable(self) -> bool:
+        """Whether :meth:`stop` ends a search early (a DXP engine moves in its own time)."""
+        return self.spec.dxp is None
 
     @property
     def settings(self) -> dict[str, str]:
@@ -95,70 +159,71 @@ class EngineSlot:
 
     @property
     def params(self) -> dict[str, dict[str, str]]:
-        """The parameters the running engine declared (empty before :meth:`start`)."""
+        """The parameters the running engine declared (empty before :meth:`start`, and for DXP)."""
         return self._client.id.params if self._client else {}
 
     async def start(self) -> EngineId:
-        """The process, started and through its handshake if it was not yet.
+        """The engine, started (or connected) and through its handshake if it was not yet.
 
         Raises :class:`EngineError` (the reason is also kept in the catalog's listing).
         """
         if self._client is not None:
             return self._client.id
         listing = self.catalog.listings[self.index]
-        client: HubClient | None = None
         try:
-            client = await asyncio.to_thread(HubClient, self.spec.command, cwd=self.spec.cwd,
-                                             label=self.spec.name)
-            ident = await asyncio.to_thread(client.handshake, self.spec.options, timeout=HANDSHAKE_TIMEOUT,
-                                            variant=VARIANT)
+            client = await in_own_thread(lambda: open_engine(self.spec, Settings(timeout=HANDSHAKE_TIMEOUT)))
         except EngineError as error:
             listing.problem = str(error)
-            if client is not None:
-                await asyncio.to_thread(client.close, 0.2)
             raise
-        if self._closed:  # closed while starting: the process must not outlive the slot
-            await asyncio.to_thread(client.close, 0.2)
+        if self._closed:  # closed while starting: the engine must not outlive the slot
+            await in_own_thread(lambda: client.close(0.2))
             raise EngineCrashed(f"{self.spec.name}: closed while starting")
-        listing.ident, listing.problem = ident, None
+        listing.ident, listing.problem = client.id, None
         self._client = client
-        return ident
+        return client.id
 
     def tail(self) -> list[str]:
         """The last lines exchanged with the engine (none before it started)."""
         return self._client.tail() if self._client else []
 
-    def _running(self) -> HubClient:
+    def _running(self) -> EngineClient:
         if self._client is None:
             raise RuntimeError(f"{self.spec.name}: not started")
         return self._client
 
-    async def ensure_param(self, name: str, value: str) -> None:
+    async def ensure_param(self, name: str, value: str) -> bool:
         """``set-param`` when the engine declares ``name`` and it does not hold ``value`` yet
-        (a parameter the engine does not declare is left alone)."""
+        (a parameter the engine does not declare is left alone); whether it was sent."""
         client = self._running()
         declared = client.id.params.get(name)
         if declared is None or self._values.get(name, declared.get("value")) == value:
-            return
-        async with self._writing:
-            await asyncio.to_thread(client.set_param, name, value)
+            return False
+        async with self._turn, self._writing:
+            await in_own_thread(lambda: client.set_param(name, value))
         self._values[name] = value
+        return True
+
+    def forget_game(self) -> None:
+        """Have the next :meth:`new_game` reach the engine whatever its number, so that it starts
+        from nothing (a game review, which must find what a fresh engine finds)."""
+        self._game = None
 
     async def new_game(self, number: int) -> None:
-        """``new-game`` once for each game ``number`` (the caller's count), so the engine forgets the others."""
+        """A new game once for each game ``number`` (the caller's count), so the engine forgets the others."""
         client = self._running()
         if self._game == number:
             return
-        async with self._writing:
-            await asyncio.to_thread(client.new_game)
+        async with self._turn, self._writing:
+            await in_own_thread(client.new_game)
         self._game = number
 
     async def search(self, position: str, moves: Sequence[str], level: Mapping[str, object], mode: str,
                      timeout: float, on_info: Callable[[dict[str, str]], None]) -> SearchReport:
-        """One search (``go MODE``), waited for in a worker thread; ``on_info`` gets each ``info``
-        line's arguments on the event loop, before the result comes back.
+        """One search (``go MODE``), waited for in a thread of its own; ``on_info`` gets each ``info``
+        line's arguments on the event loop, before the result comes back. A search still running
+        (one given up on, of an engine that cannot be stopped) is waited for first.
 
-        Raises :class:`EngineError` as :meth:`HubClient.finish_search` does.
+        Raises :class:`EngineError` as :meth:`EngineClient.finish_search` does.
         """
         client = self._running()
         loop = asyncio.get_running_loop()
@@ -166,28 +231,40 @@ class EngineSlot:
         def relay(args: dict[str, str]) -> None:
             loop.call_soon_threadsafe(on_info, args)
 
-        async with self._writing:
-            started = await asyncio.to_thread(client.start_search, position, moves, level, mode)
-            self.searching = True
-        try:
-            return await asyncio.to_thread(client.finish_search, started, timeout, relay)
-        finally:
-            self.searching = False
+        async with self._turn:
+            async with self._writing:
+                started = await in_own_thread(lambda: client.start_search(position, moves, level, mode))
+                self.searching = True
+            try:
+                return await in_own_thread(lambda: client.finish_search(started, timeout, relay))
+            finally:
+                self.searching = False
+
+    async def game_over(self, position: str, moves: Sequence[str], result: str) -> None:
+        """Tell the engine that the game of ``position`` and ``moves`` ended with ``result``, as its
+        protocol says (a DXP engine gets the last move, or a GAMEEND; a Hub engine nothing).
+
+        Raises :class:`EngineError`.
+        """
+        client = self._running()
+        async with self._turn, self._writing:
+            await in_own_thread(lambda: client.game_over(position, moves, result, GAME_OVER_TIMEOUT))
 
     async def stop(self) -> None:
         """``stop`` the running search, if any (an engine already gone is left to the search's error)."""
-        if self._client is None or not self.searching:
+        client = self._client
+        if client is None or not self.searching:
             return
         async with self._writing:
             try:
-                await asyncio.to_thread(self._client.stop)
+                await in_own_thread(client.stop)
             except EngineError:
                 pass
 
     async def close(self) -> None:
-        """End the process (``quit``, then its process group is killed); a search waiting on it fails,
-        and a start still under way ends its process too."""
+        """End the engine (``quit``, then its process group is killed; or the connection closed); a
+        search waiting on it fails, and a start still under way ends its engine too."""
         self._closed = True
         client, self._client = self._client, None
         if client is not None:
-            await asyncio.to_thread(client.close, 0.5)
+            await in_own_thread(lambda: client.close(0.5))

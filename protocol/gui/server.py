@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose
 
 from pedina.protocol.gui.engines import EngineCatalog
+from pedina.protocol.gui.outbox import Outbox
 from pedina.protocol.gui.table import MAX_PDN, Table
 
 #: The page's files: name -> media type (nothing else is served).
@@ -147,8 +148,8 @@ def create_app(catalog: EngineCatalog, token: str, port: int, *, loopback: bool 
 
     async def connection(websocket: WebSocket) -> None:
         await websocket.accept()
-        outbox: asyncio.Queue[dict[str, object]] = asyncio.Queue()
-        table = Table(catalog, outbox.put_nowait)
+        outbox = Outbox()  # bounded: a page that does not read is owed only the latest state
+        table = Table(catalog, outbox.put)
         tables.add(table)
 
         async def write() -> None:

@@ -10,16 +10,19 @@ A table is in one of three modes:
 
 - ``free``: a person moves both sides (after a set-up, a loaded PDN, or a finished game);
   a move played in the middle of the game replaces the moves after it. The analysis
-  engine, when on, thinks live on the position shown.
+  engine, when on, thinks live on the position shown, and a line it shows may be played
+  into the game (``play_line``) as the person's moves.
 - ``play``: a person against an engine, with a time per move or a clock with increment
   (Hub semantics: the increment is credited before each move), take back, resign and
   draw offer.
 - ``watch``: two engines play each other from the position shown.
 
 Only one engine search runs at a time. Every change first halts it (``stop``, then its
-process is ended if no ``done`` comes within :data:`STOP_GRACE` seconds); results of a
-halted search are dropped. An engine that fails (exits, hangs, answers an illegal move)
-is reported to the page with its last lines, and its process is replaced at its next use.
+process is ended if no ``done`` comes within :data:`STOP_GRACE` seconds; a DXP engine,
+which cannot be stopped, finishes its move in the background); results of a halted
+search are dropped. When a game with engines ends, they are told (``game_over``). An
+engine that fails (exits, hangs, answers an illegal move) is reported to the page with
+its last lines, and its process (or connection) is replaced at its next use.
 """
 
 from __future__ import annotations
@@ -37,12 +40,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pedina.board import Board, Outcome, Termination
-from pedina.move import Move, MoveError, format_pdn, legal_moves, parse_move
-from pedina.pdn import RESULTS, MoveNote, PdnError, PdnGame, decode_pdn, read_games, write_game
-from pedina.protocol.gui.comments import comment_score, read_comments
+from pedina.move import Move, MoveError, format_pdn, legal_moves
+from pedina.pdn import (RESULTS, PdnError, PdnGame, Variation, comment_notes, decode_pdn, read_game, read_games,
+                        variation_text, write_game)
+from pedina.protocol.gui.comments import comment_score
 from pedina.position import Position, PositionError
 from pedina.scores import Score
-from pedina.protocol.gui.engines import EngineCatalog, EngineSlot
+from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
+from pedina.protocol.gui.game_review import (MAX_REVIEW_DEPTH, MAX_REVIEW_TIME, GameReview, moves_json, pv_moves,
+                                             review_line)
 from pedina.protocol.hubclient import EngineError, EngineTimeout
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.play import side_name
@@ -65,6 +71,8 @@ ANALYSIS_INTERVAL = 0.15
 DRAW_ACCEPT = 20
 #: Most moves of a principal variation shown.
 MAX_PV = 24
+#: The Hub parameter naming an engine's endgame tables folder (Pedina's): empty turns them off.
+TABLES_PARAM = "egdb-path"
 #: Most analysis lines (multi-PV) a page may ask for.
 MAX_LINES = 8
 #: Longest PDN text a page may send (characters, or bytes of a file).
@@ -72,8 +80,10 @@ MAX_PDN = 2_000_000
 #: Longest FEN or Hub text a page may send (characters).
 MAX_POSITION_TEXT = 400
 
-#: Most moves, and most tags, of a game the page restores after a reload.
-MAX_RESTORED_MOVES = 2000
+#: Most plies of a game the page loads (from a PDN) or restores after a reload: each is
+#: kept per position and goes to the page (a longer one is refused with its length named).
+MAX_GAME_PLIES = 2000
+#: Most tags of a game the page restores after a reload.
 MAX_RESTORED_TAGS = 50
 
 #: PDN tags that :func:`pedina.write_game` writes from the game (start position and result).
@@ -178,16 +188,12 @@ def move_json(move: Move, text: str) -> dict[str, object]:
 
 def pv_json(position: Position, pv: str) -> list[dict[str, object]]:
     """The legal prefix of a principal variation (Hub move text), at most :data:`MAX_PV` moves."""
-    moves: list[dict[str, object]] = []
-    for word in pv.split()[:MAX_PV]:
-        legal = legal_moves(position)
-        try:
-            move = parse_move(position, word, legal)
-        except MoveError:
-            break
-        moves.append(move_json(move, format_pdn(move, legal)))
-        position = position.play(move)
-    return moves
+    return line_json(position, pv_moves(position, pv, MAX_PV))
+
+
+def line_json(position: Position, moves: list[Move]) -> list[dict[str, object]]:
+    """The moves of a line from ``position`` for the page."""
+    return moves_json(position, moves, move_json)
 
 
 def rules_reason(board: Board, outcome: Outcome) -> str:
@@ -226,6 +232,7 @@ class Table:
         self.board = Board()
         self.texts: list[str] = []                      # PDN text of each move
         self.comments: list[str] = []                   # a loaded game's PDN comment after each move
+        self.variations: list[list[tuple[Variation, str]]] = []  # a loaded game's lines instead of each move, shown
         self.evals: list[Score | None] = [None]        # per position: a search's score there, White's view
         self.clock_log: list[dict[bool, float | None]] = [{True: None, False: None}]  # clocks per position
         self.cursor = 0                                 # the position shown (0 = start)
@@ -237,6 +244,7 @@ class Table:
         self.engines_of: dict[bool, int] = {}           # play and watch: the engine index of each side
         self.tc = TimeControl(move_time=1.0)
         self.skill: int | None = None
+        self.endgame_tables = True                      # whether the page's engines probe their tables
         self.clocks: dict[bool, float | None] = {True: None, False: None}  # seconds, before the increment
         self.turn_start = time.monotonic()
         self.thinking: bool | None = None               # the side whose engine searches for a move
@@ -248,20 +256,26 @@ class Table:
         self._lines_ply = 0                             # the position they are about
         self._stats: dict[str, object] = {}
         self._analysis_due: asyncio.TimerHandle | None = None
-        self.pdn_choices: list[tuple[PdnGame, list[str]]] = []  # a file's games, with their comments
+        self.pdn_choices: list[PdnGame] = []            # a file's games, to choose one from
+        self.review: GameReview | None = None          # the last review of the game shown (running or not)
         self._game_number = 0
         self._slots: dict[tuple[int, int], EngineSlot] = {}
         self._search: asyncio.Task[None] | None = None
         self._search_slot: EngineSlot | None = None
         self._generation = 0
         self._flag_timer: asyncio.TimerHandle | None = None
-        self._closing: set[asyncio.Task[None]] = set()
+        self._closing: set[asyncio.Task[None]] = set()  # engines being ended, searches given up on
+        self._told_end: tuple[int, int] | None = None   # the game number and plies of the last end told
+        self._endings: set[asyncio.Task[None]] = set()   # engines being told a game's end
+        self._game_slots: list[EngineSlot] = []         # the engines that played game _game_slots_of
+        self._game_slots_of = 0
         self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[None]]] = {
             "new_game": self._on_new_game, "watch": self._on_watch, "move": self._on_move,
             "goto": self._on_goto, "takeback": self._on_takeback, "resign": self._on_resign,
             "draw": self._on_draw, "engine_move": self._on_engine_move, "analyse": self._on_analyse,
             "stop": self._on_stop, "setup": self._on_setup, "load_pdn": self._on_load_pdn,
-            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore}
+            "pick_pdn": self._on_pick_pdn, "save_pdn": self._on_save_pdn, "restore": self._on_restore,
+            "review": self._on_review, "review_pdn": self._on_review_pdn, "play_line": self._on_play_line}
 
     # -- entry points ----------------------------------------------------------------
 
@@ -274,13 +288,18 @@ class Table:
         """Act on one message from the page; a bad one is answered with an ``error`` message.
 
         Messages: ``new_game`` (``mode`` play or free, ``from_current``; for play ``engine``,
-        ``colour``, ``time``, ``skill``), ``watch`` (``white``, ``black``, ``time``), ``move``
+        ``colour``, ``time``, ``skill``, ``tables``), ``watch`` (``white``, ``black``, ``time``), ``move``
         (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
-        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``), ``stop``, ``setup``
+        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``, ``tables``), ``stop``, ``setup``
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
-        ``headers``, ``comments``, ``result``, ``reason``; it comes back as a loaded game).
+        ``headers``, ``comments``, ``variations`` (optional), ``result``, ``reason``; it comes back
+        as a loaded game),
+        ``review`` (``depth`` or ``time`` a position, ``engine``: the game review, see
+        :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN), ``play_line``
+        (``ply``, ``position``, ``moves``: an engine line played into the game, see
+        :meth:`_on_play_line`).
         """
         try:
             message = json.loads(text)
@@ -311,12 +330,15 @@ class Table:
         self._send({"type": "error", "message": message})
 
     async def close(self) -> None:
-        """End every engine process of this table at once (a search waiting on one fails, unheard)."""
+        """End every engine of this table at once (a search waiting on one fails, unheard), once the
+        end of a game just over has reached them (for at most :data:`GAME_OVER_TIMEOUT` seconds)."""
         self._generation += 1
         for timer in (self._flag_timer, self._analysis_due):
             if timer is not None:
                 timer.cancel()
         task, self._search, self._search_slot = self._search, None, None
+        if self._endings:  # a game's end being told goes through first
+            await asyncio.wait(set(self._endings), timeout=GAME_OVER_TIMEOUT)
         slots, self._slots = list(self._slots.values()), {}
         await asyncio.gather(*(slot.close() for slot in slots), *self._closing)
         if task is not None:
@@ -340,7 +362,7 @@ class Table:
     def _reset(self, board: Board) -> None:
         """A new game record: ``board`` with its moves, the cursor at its end, no verdict."""
         self.board = Board(board.start)
-        self.texts, self.comments, self.evals = [], [], [None]
+        self.texts, self.comments, self.variations, self.evals = [], [], [], [None]
         self.clock_log = [dict(self.clocks)]
         for move in board.moves:
             self._push(move)
@@ -352,6 +374,7 @@ class Table:
     def _push(self, move: Move) -> None:
         self.texts.append(self.board.pdn(move))
         self.comments.append("")
+        self.variations.append([])
         self.board.push(move)
         self.evals.append(None)
         self.clock_log.append(dict(self.clocks))
@@ -362,6 +385,7 @@ class Table:
             self.board.pop()
             self.texts.pop()
             self.comments.pop()
+            self.variations.pop()
             self.evals.pop()
             self.clock_log.pop()
         self.cursor = min(self.cursor, plies)
@@ -397,7 +421,10 @@ class Table:
         for key, held in list(self._slots.items()):
             if held is slot:
                 del self._slots[key]
-        task = asyncio.get_running_loop().create_task(slot.close())
+        self._keep(asyncio.get_running_loop().create_task(slot.close()))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """Hold ``task`` (an engine's ending, or work left to finish) until it is done; :meth:`close` waits for it."""
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -411,6 +438,9 @@ class Table:
         self._search = self._search_slot = None
         self.thinking = None
         if task is None or slot is None or task.done():
+            return
+        if not slot.stoppable:  # its move comes in its own time, dropped; the slot's next use waits for it
+            self._keep(task)
             return
         await slot.stop()
         done, _ = await asyncio.wait({task}, timeout=STOP_GRACE)
@@ -445,11 +475,18 @@ class Table:
         self._search_slot, self._search = slot, task
 
     async def _prepare(self, slot: EngineSlot, lines: int, skill: int | None) -> None:
-        """Start the engine and set its multi-PV count and skill (when ``None``: the command line's
-        ``option.skill``, else the engine's declared default)."""
+        """Start the engine, turn its endgame tables on or off (:attr:`endgame_tables`), and set
+        its multi-PV count and skill (when ``None``: the command line's ``option.skill``, else the
+        engine's declared default)."""
         if not slot.started:
             await slot.start()
             self.send_engines()
+        tables = slot.params.get(TABLES_PARAM)
+        if tables is not None:
+            # On, the folder the engine was started with; the page never names a folder itself.
+            folder = slot.spec.options.get(TABLES_PARAM, tables.get("value", ""))
+            if await slot.ensure_param(TABLES_PARAM, folder if self.endgame_tables else ""):
+                slot.forget_game()  # its table holds scores found with (or without) the tables
         await slot.new_game(self._game_number)
         await slot.ensure_param("multipv", str(lines))
         declared = slot.params.get("skill")
@@ -502,6 +539,10 @@ class Table:
         # With a clock the engine loses on time past its margin; a time per move only bounds the wait.
         timeout = (allowed or 0.0) + (MOVE_MARGIN if clock is not None else MOVE_TIME_SLACK)
         ply = len(self.board.moves)
+        if self._game_slots_of != self._game_number:
+            self._game_slots, self._game_slots_of = [], self._game_number
+        if slot not in self._game_slots:
+            self._game_slots.append(slot)
         try:
             await self._prepare(slot, 1, self.skill if self.mode == PLAY else None)
             if generation != self._generation:
@@ -651,7 +692,8 @@ class Table:
             "white_to_move": position.white_to_move, "cursor": self.cursor,
             "start_fen": self.board.start.fen(), "game": self._game_number,
             "moves": [move_json(move, text) for move, text in zip(self.board.moves, self.texts)],
-            "comments": self.comments,
+            "comments": list(self.comments),
+            "variations": [[text for _, text in alternatives] for alternatives in self.variations],
             "legal": [move_json(move, format_pdn(move, legal)) for move in legal],
             "why_not": self._person_may_move(), "last": last,
             "evals": [score_json(score) for score in self.evals],
@@ -661,7 +703,7 @@ class Table:
             "thinking": None if self.thinking is None else _side_key(self.thinking),
             "result": None if result is None else {"result": result[0], "reason": result[1]},
             "analysing": self.analysing, "analysis_engine": self.analysis_engine,
-            "analysis_lines": self.analysis_lines, "failure": self.failure,
+            "analysis_lines": self.analysis_lines, "endgame_tables": self.endgame_tables, "failure": self.failure,
             "can": {"takeback": may_take_back and self.mode != WATCH, "resign": playing, "draw": playing,
                     "engine_move": playing and self.failure is not None and self.thinking is None
                     and self.board.position.white_to_move != self.human},
@@ -669,7 +711,36 @@ class Table:
         }
 
     def _push_state(self) -> None:
+        self._tell_game_over()
+        if self.review is not None and not self.review.about(self.board):  # another game now
+            self.review = None
+            self._push_review()
         self._send(self.state())
+
+    def _tell_game_over(self) -> None:
+        """Tell the engines that played the game (``game_over``, in the background) that it has just
+        ended: once for each end (a take back and another end is another), and after a watched game,
+        once only (the person's moves from there are not the engines' game)."""
+        result = self.result()
+        end = (self._game_number, len(self.board.moves))
+        if result is None or self._game_slots_of != self._game_number or self._told_end == end or (
+                self.mode == FREE and self._told_end is not None and self._told_end[0] == self._game_number):
+            return
+        self._told_end = end
+        start, moves = self.board.start.hub(), [move.hub() for move in self.board.moves]
+        for slot in self._game_slots:
+            if slot in self._slots.values() and slot.started:
+                ending = asyncio.get_running_loop().create_task(self._game_over(slot, start, moves, result[0]))
+                self._endings.add(ending)
+                ending.add_done_callback(self._endings.discard)
+
+    async def _game_over(self, slot: EngineSlot, start: str, moves: list[str], result: str) -> None:
+        try:
+            await slot.game_over(start, moves, result)
+        except EngineError as error:  # the game is over anyway: a fresh engine for the next
+            _LOG.warning("%s", error)
+            if slot in self._slots.values():
+                self._discard(slot)
 
     def _notice(self, message: str) -> None:
         self._send({"type": "notice", "message": message})
@@ -695,9 +766,10 @@ class Table:
                 declared = self.catalog.listings[engine].ident
                 bounds = declared.params.get("skill", {}) if declared else {}
                 skill = _whole(message, "skill", int(bounds.get("min", 0)), int(bounds.get("max", 1000)))
+            tables = _flag(message, "tables") if "tables" in message else self.endgame_tables
             await self._halt()
             self.analysing = False
-            self.mode, self.human, self.tc, self.skill = PLAY, human, tc, skill
+            self.mode, self.human, self.tc, self.skill, self.endgame_tables = PLAY, human, tc, skill, tables
             self.engines_of = {not human: engine}
             self.players = {human: PERSON, not human: self.catalog.spec(engine).name}
             self.clocks = {True: tc.base, False: tc.base}
@@ -710,6 +782,9 @@ class Table:
     async def _on_watch(self, message: Mapping[str, object]) -> None:
         white = self._engine_index(message, "white")
         black = self._engine_index(message, "black")
+        if white == black and self.catalog.spec(white).dxp is not None:
+            raise BadMessage(f"{self.catalog.spec(white).name} is a DXP engine, which plays one game at a time: "
+                             "it cannot play both sides")
         tc = time_control(message.get("time"))
         shown = self.board.copy()
         while len(shown.moves) > self.cursor:
@@ -743,27 +818,68 @@ class Table:
             wanted = Move(start, path)
         except ValueError as error:
             raise BadMessage(f"not a move: {error}") from None
-        position = self._position()
-        legal = legal_moves(position)
+        legal = legal_moves(self._position())
         if wanted not in legal:
             raise BadMessage(_illegal_reason(wanted, legal))
-        move = legal[legal.index(wanted)]
+        await self._person_plays([legal[legal.index(wanted)]])
+
+    async def _person_plays(self, moves: list[Move]) -> None:
+        """Play ``moves`` (legal in turn) as the person's from the position shown: the moves after
+        it are replaced, in a game the mover's clock is charged, and the engines take it from there.
+        One place for it, so that a move entered and an engine line played end in the same state."""
         await self._halt()
-        white = position.white_to_move
+        white = self._position().white_to_move
         if self.mode == PLAY:
             clock = self.clocks[white]
             if clock is not None:
                 self.clocks[white] = clock + self.tc.inc - (time.monotonic() - self.turn_start)
         self._truncate(self.cursor)
-        self._push(move)
+        for move in moves:
+            self._push(move)
         self.cursor = len(self.board.moves)
         self.turn_start = time.monotonic()
         self._schedule()
         self._push_state()
 
+    async def _on_play_line(self, message: Mapping[str, object]) -> None:
+        """Play an engine line the page shows (``moves``: at most :data:`MAX_PV` Hub or PDN texts)
+        from the position it is about (``ply`` and ``position``, its Hub text), as if the person had
+        entered its moves there. Only on the analysis board: in a game against an engine it would
+        play the engine's moves for it. And only while that position is the one shown, so that a
+        line that came before a change of position is never played into another one."""
+        ply = _whole(message, "ply", 0, MAX_GAME_PLIES)
+        position = _text(message, "position", MAX_POSITION_TEXT)
+        texts = _texts(message, "moves", MAX_PV)
+        if not texts:
+            raise BadMessage("moves must hold at least one move of the line")
+        if self.mode == PLAY:
+            raise BadMessage("no engine line in a game against an engine: it would play the engine's moves "
+                             "for it (analyse the game once it is over)")
+        refusal = self._person_may_move()
+        if refusal is not None:
+            raise BadMessage(f"no move now: {refusal}")
+        if ply != self.cursor or position != self._position().hub():
+            raise BadMessage(f"the line is about another position than the one shown (ply {self.cursor}): "
+                             "it was not played")
+        board = self.board.copy()
+        while len(board.moves) > self.cursor:
+            board.pop()
+        moves = []
+        for number, text in enumerate(texts, start=1):
+            outcome = board.outcome()
+            if outcome is not None:
+                raise BadMessage(f"move {number} of the line ({text}) comes after the end of the game: "
+                                 f"{rules_reason(board, outcome)}")
+            try:
+                moves.append(board.parse_move(text))
+            except MoveError as error:
+                raise BadMessage(f"move {number} of the line: {error}") from None
+            board.push(moves[-1])
+        await self._person_plays(moves)
+
     async def _on_goto(self, message: Mapping[str, object]) -> None:
         ply = _whole(message, "ply", 0, len(self.board.moves))
-        if self.mode == FREE:
+        if self.mode == FREE and not self._reviewing():  # a review goes on through the game
             await self._halt()
             self.cursor = ply
             self._schedule()
@@ -834,12 +950,17 @@ class Table:
         on = _flag(message, "on")
         engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
         lines = _whole(message, "lines", 1, MAX_LINES) if "lines" in message else self.analysis_lines
+        tables = _flag(message, "tables") if "tables" in message else self.endgame_tables
         if on and self._playing():
             raise BadMessage("finish the game (or resign) before analysing")
+        refusal = analysis_refusal(self.catalog.spec(engine))
+        if on and refusal is not None:
+            raise BadMessage(refusal)
         await self._halt()
         if on and self.mode != FREE:
             self.mode = FREE
         self.analysing, self.analysis_engine, self.analysis_lines = on, engine, lines
+        self.endgame_tables = tables
         self.failure = None
         self._schedule()
         if not on:
@@ -848,6 +969,9 @@ class Table:
 
     async def _on_stop(self, message: Mapping[str, object]) -> None:
         if self.mode == PLAY and self._search_slot is not None:
+            if not self._search_slot.stoppable:
+                raise BadMessage(f"{self._search_slot.spec.name} is a DXP engine: DXP cannot ask it to "
+                                 "move now (it moves in its own time)")
             await self._search_slot.stop()  # "move now": the search's move is still played
             return
         if self.mode == WATCH:
@@ -859,6 +983,10 @@ class Table:
             await self._halt()
             self.analysing = False
             self._push_analysis(False)
+            self._push_state()
+            return
+        if self._reviewing():
+            await self._halt()  # the review keeps the positions it finished
             self._push_state()
             return
         raise BadMessage("nothing to stop")
@@ -883,39 +1011,39 @@ class Table:
         self._reset(board)
 
     async def _on_load_pdn(self, message: Mapping[str, object]) -> None:
-        text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
-        try:
-            games = read_games(text)
-            comments = read_comments(text)
-        except PdnError as error:
-            raise BadMessage(f"cannot read the PDN: {error}") from None
-        if not games:
-            raise BadMessage("no game found in the PDN text")
-        if len(comments) < max(game.number for game in games):  # read otherwise than the reader did
-            comments = []
-        mine = [comments[game.number - 1] if comments else [] for game in games]
-        if len(games) == 1:
-            await self._load(games[0], mine[0])
+        # Reading 2 MB of PDN takes seconds: in a thread, the other pages are served meanwhile.
+        choices, labels, problems = await asyncio.to_thread(_read_pdn, message)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            self._notice(f"read around a broken game: {problems[0]}{more}")
+        if len(choices) == 1:
+            await self._load(choices[0])
             return
-        self.pdn_choices = list(zip(games, mine))
-        self._send({"type": "pdn_games", "games": [_game_label(number, game)
-                                                    for number, game in enumerate(games, start=1)]})
+        self.pdn_choices = choices
+        self._send({"type": "pdn_games", "games": labels})
 
     async def _on_pick_pdn(self, message: Mapping[str, object]) -> None:
         if not self.pdn_choices:
             raise BadMessage("no PDN file with several games was loaded")
-        await self._load(*self.pdn_choices[_whole(message, "index", 0, len(self.pdn_choices) - 1)])
+        index = _whole(message, "index", 0, len(self.pdn_choices) - 1)
+        _refuse_long(index + 1, self.pdn_choices[index])
+        await self._load(self.pdn_choices[index])
 
-    async def _load(self, game: PdnGame, comments: list[str]) -> None:
-        """Show ``game``, with the ``comments`` after its moves and the scores they give."""
+    async def _load(self, game: PdnGame) -> None:
+        """Show ``game``, with the comments after its moves, the scores they give and its variations
+        (each shown as the PDN text it is saved as)."""
         await self._halt()
         self.pdn_choices = []
         # write_game sets these from the game itself when it is saved again.
         tags = {name: value for name, value in game.headers.items() if name not in _GAME_RECORD_TAGS}
         self._free_game(game.board, tags)
-        if len(comments) == len(self.comments):
-            self.comments = comments
-            for ply, comment in enumerate(comments):
+        for ply, alternatives in game.variations.items():
+            position = self.board.positions[ply]
+            self.variations[ply] = [(variation, variation_text(position, ply, self.board.start.white_to_move,
+                                                               variation)) for variation in alternatives]
+        if len(game.comments) == len(self.comments):
+            self.comments = list(game.comments)
+            for ply, comment in enumerate(game.comments):
                 found = comment_score(comment, self.board.positions[ply].white_to_move, "Annotator" in tags)
                 if found is not None:
                     self.evals[ply + found[0]] = found[1]
@@ -930,7 +1058,7 @@ class Table:
             board = Board(Position.parse(_text(message, "start", MAX_POSITION_TEXT)))
         except PositionError as error:
             raise BadMessage(f"cannot restore the game: its start: {error}") from None
-        moves = _texts(message, "moves", MAX_RESTORED_MOVES)
+        moves = _texts(message, "moves", MAX_GAME_PLIES)
         for number, text in enumerate(moves, start=1):
             try:
                 board.push(board.parse_move(text))
@@ -944,18 +1072,159 @@ class Table:
         result = _choice(message, "result", RESULTS)
         if result != "*":
             headers = {**headers, "Termination": _text(message, "reason", MAX_POSITION_TEXT)}
-        comments = _texts(message, "comments", MAX_RESTORED_MOVES)
-        await self._load(PdnGame(headers, board, result), comments)
+        comments = _texts(message, "comments", MAX_GAME_PLIES)
+        await self._load(PdnGame(headers, board, result, comments=comments,
+                                 variations=_restored_variations(message, board)))
 
-    async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
+    def _pdn_tags(self) -> tuple[dict[str, str], str]:
+        """The tags a saved game gets (its own, the event, the date, the players) and its result."""
         headers = dict(self.headers)
         headers.setdefault("Event", "Pedina GUI")
         headers.setdefault("Date", datetime.date.today().strftime("%Y.%m.%d"))
         headers["White"], headers["Black"] = self.players[True], self.players[False]
         result = self.result()
-        notes = [MoveNote(comment=comment) if comment else None for comment in self.comments]
-        text = write_game(self.board, headers, result[0] if result else "*", notes)
+        return headers, result[0] if result else "*"
+
+    async def _on_save_pdn(self, message: Mapping[str, object]) -> None:
+        headers, result = self._pdn_tags()
+        variations = {ply: [variation for variation, _ in alternatives]
+                      for ply, alternatives in enumerate(self.variations) if alternatives}
+        text = write_game(self.board, headers, result, comment_notes(self.comments), variations)
         self._send({"type": "pdn", "text": text})
+
+    # -- the game review -------------------------------------------------------------------
+
+    def _reviewing(self) -> bool:
+        return self.review is not None and self.review.running
+
+    async def _on_review(self, message: Mapping[str, object]) -> None:
+        """Review the game shown: the engine (``engine``, else the analysis engine's) analyses
+        every position in turn at a ``depth`` or a ``time`` (seconds) a position, and each answer
+        goes to the page as a ``review`` message (progress, marks, summaries) with the graph's
+        scores. The person may go through the game meanwhile; any other change, a ``stop``, a
+        new game or a load ends it, keeping what was finished."""
+        engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
+        depth = _whole(message, "depth", 1, MAX_REVIEW_DEPTH) if "depth" in message else None
+        move_time = _number(message, "time", 0.05, MAX_REVIEW_TIME) if "time" in message else None
+        if (depth is None) == (move_time is None):
+            raise BadMessage("a review needs a depth or a time a position (one of them)")
+        if self.mode == WATCH:
+            raise BadMessage("the engines are playing: stop them before reviewing the game")
+        if self._playing():
+            raise BadMessage("finish the game (or resign) before reviewing it")
+        refusal = analysis_refusal(self.catalog.spec(engine))
+        if refusal is not None:
+            raise BadMessage(refusal)
+        if not self.board.moves:
+            raise BadMessage("there is no move to review: play or load a game first")
+        await self._halt()
+        was_analysing = self.analysing
+        self.mode, self.analysing, self.failure = FREE, False, None
+        self.review = GameReview(self.board, self.catalog.spec(engine).name, depth, move_time)
+        self._start_search(self._slot(engine, 0), self._review)
+        if was_analysing:
+            self._push_analysis(False)
+        self._push_review()
+        self._push_state()
+
+    async def _review(self, generation: int, slot: EngineSlot) -> None:
+        """Analyse the positions of :attr:`review` in turn, from a fresh game in the engine (its
+        hash table empty, as ``pedina analyze`` starts), until all are done or the table moves on."""
+        review = self.review
+        assert review is not None
+        try:
+            slot.forget_game()
+            await self._prepare(slot, 1, None)
+            ident = self.catalog.listings[slot.index].ident
+            if ident is not None and ident.name:
+                review.engine = f"{ident.name} {ident.version}".strip()
+            timeout = MOVE_TIME_SLACK + (review.move_time or ANALYSIS_TIMEOUT)
+            board = review.next_board()
+            while board is not None and generation == self._generation:
+                ply = len(board.moves)
+                line = None
+                if board.outcome() is None:
+                    report = await slot.search(board.start.hub(), [move.hub() for move in board.moves],
+                                               review.level(), "analyze", timeout, lambda args: None)
+                    if generation != self._generation:
+                        break  # stopped: this position was not searched through
+                    line = review_line(board.position, report, MAX_PV)
+                    if line is None:
+                        review.problem = f"{slot.spec.name} gave no score for position {ply}"
+                        self.error(f"the review stopped: {review.problem}")
+                        break
+                review.add(board, line)
+                self.evals[ply] = review.white_score(ply)
+                self._push_review()
+                board = review.next_board()
+        except EngineError as error:
+            if generation == self._generation:
+                review.problem = str(error)
+                self._fail(slot, str(error), error.tail)
+                self._after_failure()
+        finally:
+            review.running = False
+            if self.review is review:
+                self._push_review()
+
+    def _push_review(self) -> None:
+        """The ``review`` message: the review (``null`` when there is none) and the graph's scores."""
+        review = None if self.review is None else self.review.as_json(line_json, score_json)
+        self._send({"type": "review", "review": review, "game": self._game_number,
+                    "evals": [score_json(score) for score in self.evals]})
+
+    async def _on_review_pdn(self, message: Mapping[str, object]) -> None:
+        if self.review is None or not self.review.analysed:
+            raise BadMessage("review the game first: there is no annotation yet")
+        headers, result = self._pdn_tags()
+        self._send({"type": "pdn", "text": self.review.annotated(headers, result), "annotated": True})
+
+
+def _read_pdn(message: Mapping[str, object]) -> tuple[list[PdnGame], list[str], list[str]]:
+    """The games of a ``load_pdn`` message (with their comments and variations), their
+    labels to choose from, and what could not be read. As ``pedina show`` and ``analyze`` do, a
+    broken game costs only itself (or its moves from the one that cannot be played), not the
+    file; raises :class:`BadMessage` when no game is left, or a single game is longer than
+    :data:`MAX_GAME_PLIES`."""
+    text = _pdn_file(message) if "data" in message else _text(message, "text", MAX_PDN)
+    problems: list[PdnError] = []
+    games = read_games(text, on_error=problems.append)
+    if not games:
+        raise BadMessage(f"cannot read the PDN: {problems[0]}" if problems else "no game found in the PDN text")
+    if len(games) == 1:
+        _refuse_long(1, games[0])
+    return games, [_game_label(number, game) for number, game in enumerate(games, start=1)], \
+        [str(problem) for problem in problems]
+
+
+def _restored_variations(message: Mapping[str, object], board: Board) -> dict[int, list[Variation]]:
+    """The variations of a game the page kept over a reload: ``variations`` holds, for each move, the
+    texts the page was sent (:func:`pedina.pdn.variation_text`), each read back by the PDN reader
+    from the position before its move. One that no longer reads is left out: it was only shown."""
+    value = message.get("variations", [])
+    if not isinstance(value, list) or len(value) > len(board.moves) or not all(
+            isinstance(texts, list) and all(isinstance(text, str) for text in texts) for texts in value) or sum(
+            len(text) for texts in value for text in texts) > MAX_PDN:
+        raise BadMessage(f"variations must be a list of lists of texts, one list for each move, "
+                         f"at most {MAX_PDN} characters in all")
+    found: dict[int, list[Variation]] = {}
+    for ply, texts in enumerate(value):
+        for text in texts:
+            inside = text.strip().removeprefix("(").removesuffix(")")
+            try:
+                line = read_game(f'[FEN "{board.positions[ply].fen()}"]\n{inside}\n')
+            except PdnError:
+                continue
+            if line.board.moves:
+                found.setdefault(ply, []).append(Variation(line.board.moves, line.comments, line.variations))
+    return found
+
+
+def _refuse_long(number: int, game: PdnGame) -> None:
+    """Refuse game ``number`` of a file if it has more than :data:`MAX_GAME_PLIES` plies."""
+    plies = len(game.board.moves)
+    if plies > MAX_GAME_PLIES:
+        raise BadMessage(f"game {number} of the PDN has {plies} plies: at most {MAX_GAME_PLIES} can be shown")
 
 
 def _illegal_reason(wanted: Move, legal: list[Move]) -> str:

@@ -7,15 +7,15 @@ them. One concern a module:
 
 - :mod:`~pedina.protocol.match.options`: time controls, ``--engine`` words, adjudication rules;
 - :mod:`~pedina.protocol.match.schedule`: openings and the order of the games;
-- :mod:`~pedina.protocol.match.game`: one game between two Hub engine processes;
+- :mod:`~pedina.protocol.match.game`: one game between two engines (Hub, DXP or in this process);
 - :mod:`~pedina.protocol.match.resume`: the PDN file, written as games end and read back to resume;
 - :mod:`~pedina.protocol.match.stats`: Elo, its error bar, LOS and the SPRT;
 - :mod:`~pedina.protocol.match.tally`: the score, the final table and the Elo plot;
 - :mod:`~pedina.protocol.match.console`: the progress line;
 - :mod:`~pedina.protocol.match.runner`: the worker threads and the main loop;
 - :mod:`~pedina.protocol.match.command`: the ``pedina match`` command;
-- :mod:`~pedina.protocol.match.inprocess`: games between searchers in this process, for the
-  strength and tuning scripts.
+- :mod:`~pedina.protocol.match.inprocess`: games between searchers in this process, played
+  by :mod:`~pedina.protocol.match.game`, for the strength and tuning scripts.
 """
 
 from pedina.protocol.match.command import match

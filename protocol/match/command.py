@@ -27,7 +27,7 @@ from pedina.protocol.plotting import check_plot_path
               help="An engine (two or more): cmd=COMMAND [name=NAME] [dir=DIR] [option.PARAM=VALUE]... "
                    "[tc=.. st=.. depth=.. nodes=..], e.g. --engine cmd=\"pedina hub\" name=A option.skill=10; "
                    "or a running DXP engine, dxp=HOST:PORT [name=NAME] (its clock: whole minutes, no increment; "
-                   "no move time is sent, so give it its own, e.g. pedina dxp --move-time).")
+                   "a time a move becomes the nearest pace, e.g. st=0.1 is 1 minute for 600 moves).")
 @click.option("--each", "each", default="", metavar="KEY=VALUE...",
               help="Settings for every engine (an --engine's own settings win).")
 @click.option("--gauntlet", is_flag=True, help="The first engine plays each of the others (default: round robin).")

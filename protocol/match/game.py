@@ -2,7 +2,8 @@
 
 :func:`play_hub_game` sets up the opening, asks each engine for its move in turn
 (a Hub engine gets ``pos`` with the whole game, ``level``, ``go think``; a DXP engine
-the GAMEREQ, then the opponent's moves), keeps the clocks, and
+the GAMEREQ, then the opponent's moves; an engine in this process the same as a Hub
+engine, without the process), keeps the clocks, and
 ends the game by the rules (no moves, repetition, 40-move count), by the
 maximum length, by the engines' agreeing scores, or by a failure: an illegal
 move, a crash, no answer, or a move over its time loses, and the failed
@@ -22,8 +23,8 @@ from pedina.move import Move, MoveError
 from pedina.pdn import MoveNote
 from pedina.position import Position
 from pedina.protocol.dxp.initiator import DxpClient
-from pedina.protocol.engineclient import (EngineClient, EngineCrashed, EngineError, EngineResigned, EngineTimeout,
-                                          SearchReport)
+from pedina.protocol.engineclient import (EngineAnsweredTwice, EngineClient, EngineCrashed, EngineError,
+                                          EngineResigned, EngineTimeout, EngineUnreadable, SearchReport)
 from pedina.protocol.hubclient import HubClient, seconds_text
 from pedina.scores import men
 
@@ -109,8 +110,9 @@ class TimeControl:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """One participant: how to start it (a Hub ``command``, or the ``dxp`` address of a running
-    DXP engine) and how it plays."""
+    """One participant: how to start it (a Hub ``command``, the ``dxp`` address of a running
+    DXP engine, or for an engine in this process its client's maker ``in_process``, e.g. a
+    :class:`~pedina.protocol.sessionclient.SessionClient` of a session) and how it plays."""
 
     name: str
     command: str
@@ -118,6 +120,7 @@ class EngineSpec:
     cwd: str | None = None
     tc: TimeControl = TimeControl()
     dxp: tuple[str, int] | None = None
+    in_process: Callable[[], EngineClient] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,11 +233,13 @@ class Aborted(Exception):
 
 
 def open_engine(spec: EngineSpec, settings: Settings) -> EngineClient:
-    """A ready engine for ``spec``: a Hub process started, or a DXP engine connected (with the
-    GAMEREQ clock of ``spec.tc``, whole minutes), its handshake done within ``settings.timeout``.
-    Raises :class:`EngineError` if it cannot start."""
+    """A ready engine for ``spec``: a Hub process started, a DXP engine connected (with the
+    GAMEREQ clock of ``spec.tc``, whole minutes) or an engine in this process made, its
+    handshake done within ``settings.timeout``. Raises :class:`EngineError` if it cannot start."""
     engine: EngineClient
-    if spec.dxp is not None:
+    if spec.in_process is not None:
+        engine = spec.in_process()
+    elif spec.dxp is not None:
         minutes = round(spec.tc.base / 60) if spec.tc.base is not None else 0
         engine = DxpClient(*spec.dxp, minutes=minutes, moves=spec.tc.moves or 0, label=spec.name)
     else:
@@ -296,6 +301,10 @@ def _failure_reason(error: EngineError, clocked: bool) -> str:
         return "resignation"
     if isinstance(error, EngineTimeout):
         return "time forfeit" if clocked else "no answer"
+    if isinstance(error, EngineAnsweredTwice):
+        return "answered twice"
+    if isinstance(error, EngineUnreadable):
+        return "unreadable answer"
     return "protocol error"
 
 
@@ -306,10 +315,11 @@ def _streak(scores: list[int | None], count: int, test: Callable[[int], bool]) -
 
 
 def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
-                  stop: threading.Event) -> GameRecord:
+                  stop: threading.Event, on_move: Callable[[Board, Move], None] | None = None) -> GameRecord:
     """Play one game to its end (raises :class:`Aborted` when ``stop`` is set), then tell the
-    engines still seated that it is over (one that fails to hear it is replaced)."""
-    record = _play(game, specs, seats, settings, stop)
+    engines still seated that it is over (one that fails to hear it is replaced). ``on_move``
+    is called after each move an engine plays, with the board after it."""
+    record = _play(game, specs, seats, settings, stop, on_move)
     for index in (game.white, game.black):
         engine = seats.held(index)
         if engine is None:
@@ -323,7 +333,7 @@ def play_hub_game(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats
 
 
 def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settings: Settings,
-          stop: threading.Event) -> GameRecord:
+          stop: threading.Event, on_move: Callable[[Board, Move], None] | None) -> GameRecord:
     board = game.opening.board()
     sides = (game.white, game.black)
     clocks = [specs[index].tc.base for index in sides]
@@ -367,11 +377,9 @@ def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settin
                 raise Aborted from error
             return lose(side, _failure_reason(error, allowed is not None), str(error), error.tail)
         if allowed is not None and report.elapsed > allowed + settings.margin:
-            hint = (" (DXP sends no move time: give the engine its own, e.g. pedina dxp --move-time)"
-                    if spec.dxp is not None and spec.tc.move_time is not None else "")
             return lose(side, "time forfeit",
                         f"{spec.name}: took {report.elapsed:.3f} s, allowed {allowed:.3f} s "
-                        f"+ {settings.margin:.3f} s margin{hint}", engine.tail())
+                        f"+ {settings.margin:.3f} s margin", engine.tail())
         try:
             move = board.parse_move(report.move)
         except MoveError as error:
@@ -381,6 +389,8 @@ def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settin
         if clock is not None:
             clocks[side] = spec.tc.clock_after(clock, report.elapsed, played[side])
         board.push(move)
+        if on_move is not None:
+            on_move(board, move)
         reports.append(report)
         scores[side].append(report.score.value if report.score is not None else None)
         record = _adjudicate(game, board, scores, settings)

@@ -98,17 +98,43 @@ def engine_spec(pairs: dict[str, str], common: dict[str, str], default_tc: TimeC
     return EngineSpec(name, merged["cmd"], options, merged.get("dir") or None, tc)
 
 
+#: The GAMEREQ's minutes and moves are three digits each.
+GAMEREQ_MAX = 999
+
+
+def gamereq_pace(move_time: float) -> tuple[int, int]:
+    """The GAMEREQ clock (minutes, moves) nearest to ``move_time`` seconds a move: DXP has no
+    time a move, only whole minutes for a number of moves (0.1 s: 1 minute for 600 moves).
+    :class:`ValueError` when no GAMEREQ comes within 5%."""
+    minutes, moves = min(((m, min(GAMEREQ_MAX, max(1, round(60 * m / move_time)))) for m in range(1, GAMEREQ_MAX + 1)),
+                         key=lambda pace: abs(60 * pace[0] / pace[1] - move_time))
+    if abs(60 * minutes / moves - move_time) > 0.05 * move_time:
+        raise ValueError(f"a DXP engine cannot be given {move_time:g} s a move: its GAMEREQ gives whole minutes "
+                         f"for at most {GAMEREQ_MAX} moves, from {60 / GAMEREQ_MAX:.3f} s a move")
+    return minutes, moves
+
+
 def _dxp_spec(name: str, address: str, options: dict[str, str], tc: TimeControl) -> EngineSpec:
-    """A running DXP engine. Its GAMEREQ carries whole minutes and no increment, so a clock is
-    rounded up to whole minutes (at least one) without increment: the clock it plays on, and is judged on."""
+    """A running DXP engine, on the clock its GAMEREQ can carry (the clock it plays on, and is
+    judged on): whole minutes without increment, so a clock is rounded up to whole minutes (at
+    least one), and a time a move becomes the nearest pace (:func:`gamereq_pace`)."""
     if options:
         raise MatchError(f"engine {name}: a DXP engine has no parameters (option.{next(iter(options))})")
     try:
         host, port = parse_address(address)
     except ValueError as error:
         raise MatchError(f"engine {name}: {error}") from None
+    if tc.base is not None and tc.move_time is not None:
+        raise MatchError(f"engine {name}: a DXP engine plays on one clock: give it a clock (tc) or a time a move (st), "
+                         "not both")
     if tc.base is not None:
         tc = replace(tc, base=60.0 * max(1, math.ceil(tc.base / 60)), inc=0.0)
+    elif tc.move_time is not None:
+        try:
+            minutes, moves = gamereq_pace(tc.move_time)
+        except ValueError as error:
+            raise MatchError(f"engine {name}: {error}") from None
+        tc = replace(tc, base=60.0 * minutes, moves=moves, move_time=None)
     return EngineSpec(name, "", {}, None, tc, (host, port))
 
 

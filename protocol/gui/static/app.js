@@ -18,9 +18,14 @@
   let socket = null;
   let state = null;            // the last "state" message
   let analysis = null;         // the last "analysis" message
+  let review = null;           // the game review of the last "review" message (null: none)
   let engines = [];            // the engines of the command line
   let flipped = false;
   let entry = null;            // a move being entered: {start, path: [landing squares so far]}
+  // An engine line shown on the board instead of the game (null: the game): the position it is
+  // about ({ply, position} of the state), its moves up to the one clicked, and their Hub texts.
+  let preview = null;
+  let holdLines = false;       // a pointer is down on the analysis lines: they are redrawn once it is up
   let flash = null;            // {square, until} a refused square, drawn red for a moment
   let drag = null;             // {square, x, y, moved, selectedNow}
   let clockBase = 0;           // performance.now() when the clocks in the state were read
@@ -62,6 +67,19 @@
 
   function isPromotion(square, white) {
     return white ? square <= 4 : square >= 29;
+  }
+
+  // The Hub position string after ``move`` (as the server sends moves) is played in ``position``.
+  function playOn(position, move) {
+    const letters = position.split("");
+    let letter = letters[move.start];
+    letters[move.start] = "e";
+    for (const square of move.captured) letters[square] = "e";
+    const end = move.path[move.path.length - 1];
+    if (isPromotion(end, letter === "w")) letter = letter.toUpperCase();
+    letters[end] = letter;
+    letters[0] = letters[0] === "W" ? "B" : "W";
+    return letters.join("");
   }
 
   // -- drawing the board -------------------------------------------------------------
@@ -242,14 +260,12 @@
     const pending = options && options.pending;
     const marks = {numbers: $("opt-numbers").checked, targets: [], last: null};
     let position = state.position;
-    if (pending) {
-      const letters = position.split("");
-      let letter = letters[pending.start];
-      letters[pending.start] = "e";
-      for (const square of pending.captured) letters[square] = "e";
-      if (isPromotion(endOf(pending), letter === "w")) letter = letter.toUpperCase();
-      letters[endOf(pending)] = letter;
-      position = letters.join("");
+    if (preview) {
+      position = preview.moves.reduce(playOn, position);
+      const shown = preview.moves[preview.moves.length - 1];
+      marks.last = new Set([shown.start, ...shown.path]);
+    } else if (pending) {
+      position = playOn(position, pending);
       marks.last = new Set([pending.start, ...pending.path]);
     } else if (state.last) {
       marks.last = new Set([state.last.start, ...state.last.path]);
@@ -276,7 +292,9 @@
     }
     if (flash && performance.now() < flash.until) marks.flash = flash.square;
     const line = analysis && analysis.ply === state.cursor && analysis.lines.length ? analysis.lines[0] : null;
-    if (line && line.pv.length && state.analysing && !entry) marks.arrow = line.pv[0];
+    if (line && line.pv.length && state.analysing && !entry && !preview) marks.arrow = line.pv[0];
+    const marked = markAt(state.cursor);
+    if (!marks.arrow && marked && marked.better.length && !entry && !pending && !preview) marks.arrow = marked.better[0];
     const board = $("board");
     drawBoard(board, position, marks);
     board.dataset.position = state.position;
@@ -286,6 +304,21 @@
     board.dataset.thinking = state.thinking || "";
     board.dataset.result = state.result ? state.result.result : "";
     board.dataset.entry = entry ? [entry.start, ...entry.path].join("-") : "";
+    board.dataset.shown = position;
+    board.dataset.preview = preview ? preview.key : "";
+    board.classList.toggle("preview", Boolean(preview));
+    renderPreview();
+  }
+
+  // The banner over the board while an engine line is shown: which move, and the way back.
+  function renderPreview() {
+    $("preview-banner").hidden = !preview;
+    if (!preview) return;
+    const texts = preview.moves.map((move) => move.text);
+    const last = withNumbers(texts, preview.ply, state.start_fen[0] === "W")[texts.length - 1];
+    $("preview-text").textContent = `Preview of the engine line after ${last.filter((word) => word).join(" ")} ` +
+      "— Esc or click the board to go back";
+    $("preview-play").hidden = state.mode !== "free";
   }
 
   function sideName(white) { return white ? "White" : "Black"; }
@@ -365,7 +398,7 @@
     $("btn-stop-watch").hidden = state.mode !== "watch";
     for (const id of ["btn-resign", "btn-draw"]) $(id).hidden = state.mode !== "play";
     $("btn-analyse").textContent = state.analysing ? "Stop" : "Analyse";
-    $("btn-analyse").disabled = state.mode === "play" && !state.result;
+    $("btn-analyse").disabled = (state.mode === "play" && !state.result) || (!state.analysing && !!analysisRefusal());
     const failure = state.failure;
     $("failure").hidden = !failure || !failure.tail || !failure.tail.length;
     $("failure-tail").textContent = failure && failure.tail ? failure.tail.join("\n") : "";
@@ -383,18 +416,40 @@
       number.textContent = `${index / 2 + 1}.`;
       list.appendChild(number);
       for (const ply of [index - offset, index + 1 - offset]) {
+        if (ply === index + 1 - offset && ply < moves.length && hasVariations(ply - 1)) {
+          // The White move's variations broke the row: Black's move starts another, as "12. …".
+          const again = document.createElement("div");
+          again.className = "number";
+          again.textContent = `${index / 2 + 1}.`;
+          const gap = document.createElement("span");
+          gap.textContent = "…";
+          list.append(again, gap);
+        }
         const cell = document.createElement(ply >= 0 && ply < moves.length ? "button" : "span");
         if (ply >= 0 && ply < moves.length) {
           cell.type = "button";
           cell.className = "mv" + (state.cursor === ply + 1 ? " current" : "");
           cell.textContent = moves[ply].text;
           cell.dataset.ply = String(ply + 1);
+          const marked = markAt(ply);
+          if (marked) {
+            // The mark itself leads to the position before the move, where the better line is shown.
+            const nag = document.createElement("span");
+            nag.className = `nag nag-${marked.nag}`;
+            nag.textContent = marked.mark;
+            nag.title = `lost ${marked.loss.toFixed(2)} men: click for the better line`;
+            nag.addEventListener("click", (event) => { event.stopPropagation(); goto(ply); });
+            cell.appendChild(nag);
+          }
           if (state.comments[ply]) cell.title = state.comments[ply];
           cell.addEventListener("click", () => goto(ply + 1));
         } else {
           cell.textContent = ply < 0 ? "…" : "";
         }
         list.appendChild(cell);
+        if (hasVariations(ply)) {
+          for (const text of state.variations[ply]) list.appendChild(variationLine(text));
+        }
       }
     }
     if (state.result) {
@@ -406,6 +461,26 @@
     $("move-comment").textContent = state.cursor ? state.comments[state.cursor - 1] : "";
     const current = list.querySelector(".current");
     if (current) current.scrollIntoView({block: "nearest"});
+  }
+
+  function hasVariations(ply) {
+    return ply >= 0 && Boolean(state.variations && state.variations[ply] && state.variations[ply].length);
+  }
+
+  // A variation (the line played instead of a move, as PDN writes it: "(12... 10-14 {comment}
+  // 22-18)") on a row of its own under that move, its comments set apart from its moves.
+  function variationLine(text) {
+    const line = document.createElement("div");
+    line.className = "variation";
+    for (const part of text.split(/(\{[^}]*\})/)) {
+      if (!part) continue;
+      const span = document.createElement("span");
+      const comment = part.startsWith("{");
+      span.className = comment ? "comment" : "line";
+      span.textContent = comment ? part.slice(1, -1) : part;
+      line.appendChild(span);
+    }
+    return line;
   }
 
   // The server words every score (pedina.scores): a number, or who wins and how it is known.
@@ -438,6 +513,13 @@
         title.textContent = `position ${ply}: ${scoreText(score)}`;
       }
     }
+    for (const marked of review ? review.marks : []) {
+      const score = evals[marked.ply + 1];
+      if (!score) continue;
+      const dot = el("circle", {cx: x(marked.ply + 1), cy: y(score), r: 4.5, class: `graph-mark-${marked.nag}`,
+                                "data-mark": marked.ply}, svg);
+      el("title", {}, dot).textContent = `${marked.mark} lost ${marked.loss.toFixed(2)} men`;
+    }
     el("line", {x1: x(state.cursor), x2: x(state.cursor), y1: 0, y2: height, class: "graph-cursor"}, svg);
     const top = el("text", {x: 3, y: pad + 4, class: "graph-label"}, svg);
     top.textContent = `+${GRAPH_LIMIT}`;
@@ -466,7 +548,9 @@
   }
 
   function renderAnalysis() {
+    if (holdLines) return;  // a click on a line's move is under way: its button must stay
     const list = $("analysis-lines-list");
+    const focused = list.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
     list.replaceChildren();
     const stats = $("analysis-stats");
     if (!analysis || (!analysis.running && !analysis.lines.length)) { stats.textContent = ""; return; }
@@ -480,7 +564,8 @@
     stats.dataset.running = analysis.running ? "1" : "0";
     const position = state.moves.length >= analysis.ply ? analysis.ply : 0;
     const whiteFirst = state.start_fen[0] === "W";
-    for (const line of analysis.lines) {
+    const about = {ply: analysis.ply, position: state.position};  // the position the lines are about
+    analysis.lines.forEach((line, number) => {
       const item = document.createElement("li");
       const score = document.createElement("span");
       score.className = "score";
@@ -488,24 +573,145 @@
       const depth = document.createElement("span");
       depth.className = "depth";
       depth.textContent = line.depth ? `d${line.depth}` : "";
+      // Each move a button: a click shows the line up to it on the board (see showPreview).
       const moves = document.createElement("span");
       moves.className = "pv";
-      moves.textContent = numbered(line.pv.map((move) => move.text), position, whiteFirst);
-      item.append(score, " ", depth, " ", moves);
+      withNumbers(line.pv.map((move) => move.text), position, whiteFirst).forEach(([label, text], index) => {
+        if (label) moves.append(label, " ");
+        const button = lineButton(`m${number}-${index}`, text, "Show the position after this move (Esc: back to the game)",
+                                  () => showPreview(line.pv.slice(0, index + 1)));
+        button.className = "pv-move" + (preview && preview.key === lineKey(line.pv.slice(0, index + 1)) ? " current" : "");
+        button.dataset.hub = line.pv[index].hub;
+        moves.append(button, " ");
+      });
+      const play = lineButton(`p${number}`, "Play", "Play this line into the game",
+                              () => playLine(about.ply, about.position, line.pv));
+      play.className = "play-line";
+      play.hidden = state.mode !== "free" || !line.pv.length;
+      item.append(score, " ", depth, " ", moves, play);
       list.appendChild(item);
-    }
+    });
+    const again = focused && list.querySelector(`[data-focus="${focused}"]`);
+    if (again) again.focus();  // the lines are redrawn at every report: the keyboard keeps its place
+  }
+
+  function lineButton(focus, text, title, action) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = text;
+    button.title = title;
+    button.dataset.focus = focus;
+    button.addEventListener("click", action);
+    return button;
+  }
+
+  function lineKey(moves) { return moves.map((move) => move.hub).join(" "); }
+
+  // Show ``moves`` (an engine line of the position shown, up to a move) on the board; the game is untouched.
+  function showPreview(moves) {
+    entry = null;
+    preview = {ply: state.cursor, position: state.position, moves: moves, key: lineKey(moves)};
+    say("");
+    render();
+    renderAnalysis();
+    // On a phone the lines are below the board: the board comes into view to show the line.
+    const shown = $("board").getBoundingClientRect();
+    if (shown.top < 0 || shown.bottom > window.innerHeight) $("preview-banner").scrollIntoView({block: "start"});
+  }
+
+  function leavePreview() {
+    preview = null;
+    render();
+    renderAnalysis();
+  }
+
+  // Play ``moves`` of an engine line into the game from position ``ply`` (the server refuses it if
+  // that is no longer the position shown, or the game is against an engine).
+  function playLine(ply, position, moves) {
+    entry = null;
+    preview = null;
+    send({type: "play_line", ply: ply, position: position, moves: moves.map((move) => move.hub)});
+    render();
+  }
+
+  // Move texts played from position ``ply`` (0 = the start), each with its move number ("" if none).
+  function withNumbers(texts, ply, whiteFirst) {
+    return texts.map((text, index) => {
+      const half = ply + index + (whiteFirst ? 0 : 1);
+      const label = half % 2 === 0 ? `${half / 2 + 1}.` : index === 0 ? `${(half - 1) / 2 + 1}…` : "";
+      return [label, text];
+    });
   }
 
   // Move texts played from position ``ply`` (0 = the start), with move numbers.
   function numbered(texts, ply, whiteFirst) {
-    const words = [];
-    texts.forEach((text, index) => {
-      const half = ply + index + (whiteFirst ? 0 : 1);
-      if (half % 2 === 0) words.push(`${half / 2 + 1}.`);
-      else if (index === 0) words.push(`${(half - 1) / 2 + 1}…`);
-      words.push(text);
-    });
-    return words.join(" ");
+    return withNumbers(texts, ply, whiteFirst).flat().filter((word) => word).join(" ");
+  }
+
+  // The mark of the move played from position ``ply`` in the review shown, or null.
+  function markAt(ply) {
+    return review ? review.marks.find((marked) => marked.ply === ply) || null : null;
+  }
+
+  function moveLabel(ply) {
+    return numbered([state.moves[ply].text], ply, state.start_fen[0] === "W").replace(/ .*/, "");
+  }
+
+  function renderReview() {
+    const running = Boolean(review && review.running);
+    $("btn-review").textContent = running ? "Stop the review" : "Review the game";
+    $("btn-review").disabled = !running && ((state.mode === "play" && !state.result) || state.mode === "watch" ||
+                                            !state.moves.length || !!analysisRefusal());
+    $("btn-review-pdn").disabled = !review || !review.done;
+    $("review-progress-row").hidden = !review;
+    $("review-summary").hidden = !review;
+    const panel = $("review-panel");
+    panel.dataset.running = running ? "1" : "0";
+    panel.dataset.done = review ? String(review.done) : "";
+    const list = $("review-marks");
+    list.replaceChildren();
+    $("review-better").textContent = "";
+    if (!review) return;
+    $("review-progress").max = review.total;
+    $("review-progress").value = review.done;
+    const finished = review.done === review.total ? "done" : running ? "reviewing…" : "stopped";
+    $("review-status").textContent = `${review.engine}, ${review.strength}: ${review.done}/${review.total} positions, ` +
+      finished + (review.problem ? ` (${review.problem})` : "");
+    const body = $("review-summary").querySelector("tbody");
+    body.replaceChildren();
+    for (const side of ["white", "black"]) {
+      const row = document.createElement("tr");
+      const sum = review.summary[side];
+      const name = state.players[side];
+      row.dataset.side = side;
+      for (const text of [sideName(side === "white") + (name && name !== "?" ? ` (${name})` : ""), sum.inaccuracies,
+                          sum.mistakes, sum.blunders, `${sum.average_loss.toFixed(2)} men`]) {
+        const cell = document.createElement("td");
+        cell.textContent = String(text);
+        row.appendChild(cell);
+      }
+      body.appendChild(row);
+    }
+    const whiteFirst = state.start_fen[0] === "W";
+    for (const marked of review.marks) {
+      if (marked.ply >= state.moves.length) continue;
+      const item = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.mark = String(marked.ply);
+      button.className = marked.ply === state.cursor ? "current" : "";
+      button.textContent = `${moveLabel(marked.ply)} ${state.moves[marked.ply].text}${marked.mark}`;
+      button.title = `lost ${marked.loss.toFixed(2)} men: show the position with the better line`;
+      button.addEventListener("click", () => goto(marked.ply));
+      item.appendChild(button);
+      list.appendChild(item);
+    }
+    const marked = markAt(state.cursor);
+    if (marked && marked.ply < state.moves.length) {
+      $("review-better").textContent = `${moveLabel(marked.ply)} ${state.moves[marked.ply].text}${marked.mark} ` +
+        `lost ${marked.loss.toFixed(2)} men. Better: ${numbered(marked.better.map((move) => move.text), marked.ply, whiteFirst)}` +
+        (marked.better_score ? ` (${scoreText(marked.better_score)})` : "");
+    }
   }
 
   function renderEngines() {
@@ -542,6 +748,36 @@
     }
     const analyser = engines[Number($("analysis-engine").value)];
     $("analysis-lines").disabled = !(analyser && analyser.params.multipv);
+    $("new-tables-label").hidden = !(engine && engine.params["egdb-path"]);
+    $("analysis-tables-label").hidden = !(analyser && analyser.params["egdb-path"]);
+    $("new-engine-id").textContent = identity(engine);
+    $("analysis-engine-id").textContent = identity(analyser);
+    // A DXP engine only plays: the page says so at once rather than asking the server.
+    const refusal = analysisRefusal();
+    $("analysis-note").hidden = !refusal;
+    $("analysis-note").textContent = refusal || "";
+    if (state) { renderButtons(); renderReview(); }
+  }
+
+  // What an engine says it is, once it has been started: "Pedina 0.2.0 by The Pedina developers".
+  function identity(engine) {
+    if (!engine || !engine.id_name) return "";
+    const version = engine.id_version ? ` ${engine.id_version}` : "";
+    return `${engine.id_name}${version}${engine.id_author ? ` by ${engine.id_author}` : ""}`;
+  }
+
+  // The ``analyse`` message for the page's analysis settings.
+  function analyseMessage(on) {
+    const message = {type: "analyse", on: on, engine: Number($("analysis-engine").value),
+                     lines: Number($("analysis-lines").value)};
+    if (!$("analysis-tables-label").hidden) message.tables = $("analysis-tables").checked;
+    return message;
+  }
+
+  // Why the analysis engine chosen cannot analyse ("" when it can).
+  function analysisRefusal() {
+    const analyser = engines[Number($("analysis-engine").value)];
+    return (analyser && analyser.no_analysis) || "";
   }
 
   function renderAll() {
@@ -555,6 +791,7 @@
     renderGraph();
     renderEvalBar();
     renderAnalysis();
+    renderReview();
     $("fen").textContent = state.fen;
   }
 
@@ -571,6 +808,7 @@
   function goto(ply) {
     if (!state) return;
     entry = null;
+    preview = null;
     send({type: "goto", ply: Math.max(0, Math.min(state.moves.length, ply))});
   }
 
@@ -586,13 +824,15 @@
     const players = {White: state.players.white, Black: state.players.black};
     store(GAME_KEY, {start: state.start_fen, moves: state.moves.map((move) => move.hub), cursor: state.cursor,
                      headers: Object.assign({}, state.headers, players), comments: state.comments,
+                     variations: state.variations,
                      result: state.result ? state.result.result : "*",
                      reason: state.result ? state.result.reason : ""});
   }
 
   function keepSettings() {
     store(SETTINGS_KEY, {flipped: flipped, numbers: $("opt-numbers").checked,
-                         engine: $("analysis-engine").value, lines: $("analysis-lines").value});
+                         engine: $("analysis-engine").value, lines: $("analysis-lines").value,
+                         tables: $("analysis-tables").checked});
   }
 
   function restoreSettings() {
@@ -601,6 +841,7 @@
     flipped = Boolean(settings.flipped);
     $("opt-numbers").checked = Boolean(settings.numbers);
     if (settings.lines) $("analysis-lines").value = settings.lines;
+    if (settings.tables === false) $("analysis-tables").checked = false;
     if (settings.engine) $("analysis-engine").dataset.kept = settings.engine;
   }
 
@@ -612,13 +853,30 @@
       return;
     }
     send({type: "restore", start: game.start, moves: game.moves, headers: game.headers || {},
-          comments: game.comments || [], result: game.result || "*", reason: game.reason || ""});
+          comments: game.comments || [], variations: game.variations || [], result: game.result || "*",
+          reason: game.reason || ""});
     send({type: "goto", ply: Math.min(Number(game.cursor) || 0, game.moves.length)});
   }
 
   function gameKey(shown) { return `${shown.game}/${shown.moves.length}`; }
 
+  // The game's long lists come as changes to the list of the previous message that carried it
+  // (protocol/gui/outbox.py): keep its first entries, replace some, append the rest.
+  const CHANGED_LISTS = ["moves", "comments", "variations", "evals"];
+  let lists = {};              // each such list as the connection has sent it so far
+
+  function applyChanges(message) {
+    for (const key of CHANGED_LISTS) {
+      const changes = message[key];
+      if (!changes) continue;
+      const list = (lists[key] || []).slice(0, changes.keep);
+      for (const [index, value] of changes.set) list[index] = value;
+      message[key] = lists[key] = list.concat(changes.add);
+    }
+  }
+
   function receive(message) {
+    applyChanges(message);
     switch (message.type) {
       case "welcome":
         engines = message.engines;
@@ -639,6 +897,7 @@
         clockBase = performance.now();
         if (entry && !state.legal.some((move) => move.start === entry.start)) entry = null;
         if (analysis && analysis.ply !== state.cursor) analysis = null;
+        if (preview && (!analysis || preview.ply !== state.cursor || preview.position !== state.position)) preview = null;
         if (setupPending) { setupPending = false; $("dlg-setup").close(); }
         renderAll();
         break;
@@ -646,6 +905,10 @@
         analysis = message;
         if (state) { state.evals = message.evals; renderGraph(); renderEvalBar(); render(); }
         renderAnalysis();
+        break;
+      case "review":
+        review = message.review;
+        if (state && message.game === state.game) { state.evals = message.evals; renderAll(); }
         break;
       case "error":
         kept = null;  // a kept game the server refused is dropped
@@ -660,8 +923,8 @@
         say(message.message);
         break;
       case "pdn":
-        download(message.text);
-        say("Game saved as PDN.");
+        download(message.text, message.annotated ? "-review" : "");
+        say(message.annotated ? "The reviewed game saved as annotated PDN." : "Game saved as PDN.");
         break;
       case "pdn_games":
         choosePdnGame(message.games);
@@ -674,6 +937,7 @@
   function connect() {
     const token = new URLSearchParams(location.search).get("token") || "";
     socket = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(token)}`);
+    lists = {};
     socket.addEventListener("open", () => {
       $("connection").textContent = "connected";
       $("connection").className = "connection";
@@ -697,11 +961,11 @@
     return btoa(chunks.join(""));
   }
 
-  function download(text) {
+  function download(text, suffix) {
     const blob = new Blob([text], {type: "application/x-pdn"});
     const link = document.createElement("a");
     const players = state ? `${state.players.white}-${state.players.black}`.replace(/[^A-Za-z0-9_-]+/g, "_") : "game";
-    link.download = `pedina-${players}.pdn`;
+    link.download = `pedina-${players}${suffix}.pdn`;
     link.href = URL.createObjectURL(blob);
     document.body.appendChild(link);
     link.click();
@@ -745,6 +1009,7 @@
       message.colour = $("new-colour").value;
       message.time = timeOf("new");
       if (!$("new-skill-label").hidden) message.skill = Number($("new-skill").value);
+      if (!$("new-tables-label").hidden) message.tables = $("new-tables").checked;
       flipped = message.colour === "black";
       keepSettings();
     }
@@ -806,6 +1071,7 @@
     const board = $("board");
     board.addEventListener("pointerdown", (event) => {
       if (event.button !== 0 || !state) return;
+      if (preview) { leavePreview(); return; }  // a click on the line shown goes back to the game
       const square = squareAtEvent(board, event);
       if (square === null) return;
       let selectedNow = false;
@@ -861,20 +1127,22 @@
     $("btn-retry").addEventListener("click", () => send({type: "engine_move"}));
     $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
     $("btn-stop-watch").addEventListener("click", () => send({type: "stop"}));
-    $("btn-analyse").addEventListener("click", () => {
-      send({type: "analyse", on: !(state && state.analysing), engine: Number($("analysis-engine").value),
-            lines: Number($("analysis-lines").value)});
-    });
-    for (const id of ["analysis-engine", "analysis-lines"]) {
+    $("btn-analyse").addEventListener("click", () => send(analyseMessage(!(state && state.analysing))));
+    for (const id of ["analysis-engine", "analysis-lines", "analysis-tables"]) {
       $(id).addEventListener("change", () => {
         keepSettings();
         renderSkill();
-        if (state && state.analysing) {
-          send({type: "analyse", on: true, engine: Number($("analysis-engine").value),
-                lines: Number($("analysis-lines").value)});
-        }
+        if (state && state.analysing) send(analyseMessage(true));
       });
     }
+    // While a pointer is down on the lines they stay as they are, so that its click reaches the move
+    // pressed; once it is up (the click comes after pointerup), or has left them, they catch up.
+    const releaseLines = () => { if (holdLines) { holdLines = false; setTimeout(renderAnalysis); } };
+    $("analysis-lines-list").addEventListener("pointerdown", () => { holdLines = true; });
+    $("analysis-lines-list").addEventListener("pointerleave", releaseLines);
+    for (const kind of ["pointerup", "pointercancel"]) document.addEventListener(kind, releaseLines);
+    $("preview-back").addEventListener("click", leavePreview);
+    $("preview-play").addEventListener("click", () => preview && playLine(preview.ply, preview.position, preview.moves));
     $("nav-first").addEventListener("click", () => goto(0));
     $("nav-back").addEventListener("click", () => state && goto(state.cursor - 1));
     $("nav-forward").addEventListener("click", () => state && goto(state.cursor + 1));
@@ -886,6 +1154,7 @@
       const keys = {ArrowLeft: state.cursor - 1, ArrowRight: state.cursor + 1, Home: 0, End: state.moves.length};
       if (event.key in keys) { event.preventDefault(); goto(keys[event.key]); }
       if (event.key === "Escape" && entry) { entry = null; render(); }
+      if (event.key === "Escape" && preview) leavePreview();
       if (event.key === "Escape" && resignAsked) { resignAsked = false; renderButtons(); }
     });
     $("graph").addEventListener("click", (event) => {
@@ -951,6 +1220,15 @@
     });
     $("pdn-cancel").addEventListener("click", () => $("dlg-pdn").close());
     $("btn-save").addEventListener("click", () => send({type: "save_pdn"}));
+    $("btn-review").addEventListener("click", () => {
+      if (review && review.running) { send({type: "stop"}); return; }
+      const [kind, value] = $("review-strength").value.split(":");
+      const message = {type: "review", engine: Number($("analysis-engine").value)};
+      message[kind] = Number(value);
+      analysis = null;
+      send(message);
+    });
+    $("btn-review-pdn").addEventListener("click", () => send({type: "review_pdn"}));
 
     setInterval(renderClocks, 100);
   }
