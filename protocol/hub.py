@@ -155,13 +155,22 @@ def _level_number(key: str, value: str | None, integer: bool) -> float:
     return number
 
 
+class ClockOverrun(HubInputError):
+    """A ``level`` whose clock is further below zero than a late client explains: the client
+    is told, and the engine plays on :attr:`limits` (its clock at 0, so it moves at once)."""
+
+    def __init__(self, message: str, limits: Limits) -> None:
+        super().__init__(message)
+        self.limits = limits
+
+
 def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
     """``limits`` with the fields of one ``level`` line set (a new object; raises on bad input).
 
     ``move-time`` must be positive and ``inc`` not negative. A ``time`` below zero
-    by at most :data:`CLOCK_OVERRUN` after the increment (a client whose clock ran
-    out, or one that sends the time less the increment) is clamped to 0, and the
-    engine still moves; further below, the line is refused.
+    (a client whose clock ran out, or one that sends the time less the increment) is
+    clamped to 0, and the engine still moves at once; more than :data:`CLOCK_OVERRUN`
+    below after the increment, :class:`ClockOverrun` says so, with the clamped limits.
     """
     new = replace(limits)
     if not args:
@@ -197,10 +206,10 @@ def apply_level(limits: Limits, args: list[tuple[str, str | None]]) -> Limits:
             raise HubInputError(f"unknown level argument {key!r}")
     if new.clock is not None and new.clock < 0:
         left = new.clock + new.inc
+        given, new.clock = new.clock, 0.0
         if left < -CLOCK_OVERRUN:
-            raise HubInputError(f"level time={new.clock:g} (inc={new.inc:g}): the clock is {-left:g} s "
-                                f"below zero, more than the {CLOCK_OVERRUN:g} s allowed")
-        new.clock = 0.0
+            raise ClockOverrun(f"level time={given:g} (inc={new.inc:g}): the clock is {-left:g} s "
+                               f"below zero, more than the {CLOCK_OVERRUN:g} s allowed: moving at once", new)
     return new
 
 
@@ -396,7 +405,11 @@ class HubServer:
         self._level = Limits()
 
     def _level_command(self, args: list[tuple[str, str | None]]) -> None:
-        self._level = apply_level(self._level, args)
+        try:
+            self._level = apply_level(self._level, args)
+        except ClockOverrun as overrun:
+            self._level = overrun.limits
+            raise
 
     def _go(self, args: list[tuple[str, str | None]]) -> None:
         mode = go_mode(args)

@@ -27,7 +27,7 @@ from pedina.scores import WIN
 from pedina.search import Info, Result, Searcher
 from pedina.timeman import Limits
 from pedina.move import parse_move
-from pedina.protocol.hub import MAX_LINE_BYTES, HubServer, apply_level, format_info, read_lines
+from pedina.protocol.hub import MAX_LINE_BYTES, ClockOverrun, HubServer, apply_level, format_info, read_lines
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 from stub_searchers import HeldSearcher, ScriptedSearcher, StubbornSearcher
 from timing import HANG, allowed
@@ -93,8 +93,7 @@ def test_level_fields_combine_validate_and_clamp() -> None:
 
 @pytest.mark.parametrize("bad, words", [
     ("level move-time=-1", "move-time must be positive"), ("level move-time=0", "move-time must be positive"),
-    ("level time=-5", "5 s below zero"), ("level inc=-2", "inc must not be negative"),
-    ("level time=-3 inc=1", "2 s below zero"),
+    ("level inc=-2", "inc must not be negative"),
 ])
 def test_level_refuses_times_that_cannot_be_played(bad: str, words: str) -> None:
     with pytest.raises(HubInputError, match=words):
@@ -103,6 +102,21 @@ def test_level_refuses_times_that_cannot_be_played(bad: str, words: str) -> None
     out = session([f"pos pos={START_HUB}", bad, "go think"])
     assert [line.split()[0] for line in out] == ["error", "info", "done"] and words in out[0]
     assert RecordingSearcher.calls[0][1].move_time == 1.0
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("level time=-5", "level time=-5 (inc=0): the clock is 5 s below zero"),
+    ("level time=-3 inc=1", "level time=-3 (inc=1): the clock is 2 s below zero"),
+])
+def test_a_clock_far_below_zero_is_said_and_moved_on_at_once(bad: str, words: str) -> None:
+    with pytest.raises(ClockOverrun, match=re.escape(words)) as overrun:
+        apply_level(Limits(), parse_line(bad)[1])
+    assert overrun.value.limits.clock == 0.0
+    # over the protocol: one error line, and the next go plays on an empty clock, not the default move time
+    out = session([f"pos pos={START_HUB}", bad, "go think"])
+    assert [line.split()[0] for line in out] == ["error", "info", "done"] and words in out[0]
+    limits = RecordingSearcher.calls[0][1]
+    assert limits.move_time is None and limits.clock is not None and limits.clock <= 0.001
 
 
 def test_a_clock_slightly_below_zero_is_played_on() -> None:
