@@ -65,9 +65,12 @@ from pedina.scores import (
     within_estimates,
 )
 from pedina.settings import EngineSettings
-from pedina.squares import BOARD, popcount
+from pedina.squares import BLACK_PROMOTION, BOARD, WHITE_PROMOTION, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
-from pedina.tt import EXACT, LOWER, UPPER, TranspositionTable, identity
+from pedina.tt import (
+    EXACT, KEY_MASK, LOWER, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound, stored_depth,
+    stored_ends, stored_forced, stored_score,
+)
 
 #: Depth of the short search that scores a lone legal move before it is played.
 FORCED_MOVE_DEPTH: Final = 4
@@ -317,6 +320,7 @@ class Searcher:
         kings = position.kings
         reversible = board.reversible_plies
         self._draw_plies = board.draw_plies
+        self.tt.new_search()
         root_moves = generate(us, them, kings, white)
         if not root_moves:
             return Result(None, None, loss_in(0), 0, 0, time.perf_counter() - start)
@@ -460,21 +464,18 @@ class Searcher:
 
         # Step 4. The transposition table: a cut-off at a null-window node, else the move to try first.
         tt = self.tt
-        table = tt.table
-        slot = hash((ident,)) & tt.mask  # TranspositionTable.index, inlined
-        # An entry is read whole: compiled, each field read on its own would unbox the whole tuple.
-        entry = table[slot]
-        hash_move: RawMove | None = None
+        key = hash((ident,)) & KEY_MASK  # tt.key_of, inlined
+        data, move_taken = tt.probe(key)
+        move_ends = 0
         forced = False
-        if entry is not None:
-            stored_ident, stored_depth, flag, stored_score, stored_move, stored_forced = entry
-            if stored_ident == ident:
-                hash_move = stored_move
-                forced = stored_forced
-                if stored_depth >= depth and beta - alpha == 1:
-                    score = from_table(stored_score, ply)
-                    if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
-                        return score
+        if data:
+            move_ends = stored_ends(data)
+            forced = stored_forced(data)
+            if stored_depth(data) >= depth and beta - alpha == 1:
+                score = from_table(stored_score(data), ply)
+                flag = stored_bound(data)
+                if flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha):
+                    return score
         if ply >= MAX_PLY:
             return self._quiesce(us, them, kings, white, alpha, beta, ply, reversible)
 
@@ -485,37 +486,40 @@ class Searcher:
             if self._pvs(us, them, kings, white, depth - PROBCUT_REDUCTION, bound - 1, bound, ply, reversible) >= bound:
                 return beta
             # The shallow search left its best move in the table: the full one tries it first.
-            entry = table[slot]
-            if entry is not None:
-                stored_ident, _, _, _, stored_move, stored_forced = entry
-                if stored_ident == ident and stored_move is not None:
-                    hash_move = stored_move
-                    forced = stored_forced
+            shallow, shallow_taken = tt.probe(key)
+            if stored_ends(shallow):
+                move_ends = stored_ends(shallow)
+                move_taken = shallow_taken
+                forced = stored_forced(shallow)
         searched_depth = depth
 
-        # Step 6. The first move: the hash move, or else the first killer when it is legal here,
-        # is tried before the move list is generated: it often cuts the node off, and then the
-        # generator is never called.
-        first = hash_move
+        # Step 6. The first move: the table's move, or else the first killer, when it is legal
+        # here, is tried before the other moves are generated: it often cuts the node off, and
+        # then only the captures were (they say whether a step is legal).
+        hash_move: RawMove | None = None
+        first: RawMove | None = None
         captures: list[RawMove] | None = None
-        if first is None:
-            killer = self._killers[2 * ply]
-            if killer is not None:
+        killer = self._killers[2 * ply]
+        if move_ends or killer is not None:
+            empty = BOARD ^ us ^ them
+            captures = generate_captures(us, them, kings, white, empty)
+            if move_ends:
+                hash_move = first = _legal_table_move(us, kings, white, empty, captures, move_ends, move_taken)
+            if first is None and killer is not None and not captures:
                 frm, to, _, toggle, _ = killer
                 # A killer (never a capture) is legal when its piece is ours and of the same kind,
-                # the target is empty, a man goes forward, and no capture is due
-                # (and if one is, the captures found are the moves).
-                empty = BOARD ^ us ^ them
+                # the target is empty and a man goes forward.
                 if (frm & us and to & empty and frm & kings == frm & toggle
                         and (frm & kings or (to == frm >> 4 or to == frm >> 5) == white)):
-                    captures = generate_captures(us, them, kings, white, empty)
-                    if not captures:
-                        first = killer
+                    first = killer
         if first is not None:
             moves = [first]
             generated = False
         else:
-            moves = captures or generate(us, them, kings, white)
+            if captures is None:
+                moves = generate(us, them, kings, white)
+            else:
+                moves = captures or generate_non_captures(us, kings, white, BOARD ^ us ^ them)
             if not moves:
                 return loss_in(ply)
             forced = len(moves) == 1
@@ -594,9 +598,10 @@ class Searcher:
             i += 1
             if not generated and i == 1:
                 generated = True
-                # After a killer, the captures are known to be none (an empty list).
-                rest = (generate(us, them, kings, white) if captures is None
-                        else generate_non_captures(us, kings, white, BOARD ^ us ^ them))
+                # The captures are known (a first move is only tried after them): when there are
+                # none, the moves are the steps.
+                assert captures is not None
+                rest = list(captures) if captures else generate_non_captures(us, kings, white, BOARD ^ us ^ them)
                 if first in rest:
                     rest.remove(first)
                 self._order(rest, first, ply)
@@ -612,7 +617,7 @@ class Searcher:
             flag = LOWER
         else:
             flag = EXACT
-        table[slot] = (ident, searched_depth, flag, to_table(best, ply), best_move, forced)
+        tt.store(key, searched_depth, flag, to_table(best, ply), best_move, forced)
         return best
 
     def _order(self, moves: list[RawMove], hash_move: RawMove | None, ply: int) -> None:
@@ -764,10 +769,9 @@ class Searcher:
             if len(pv) < len(line):
                 move = line[len(pv)]
             else:
-                entry = self.tt.probe(ident)
-                move = None
-                if entry is not None:
-                    _, _, _, _, move, _ = entry
+                data, taken = self.tt.probe(key_of(ident))
+                ends = stored_ends(data)
+                move = next((m for m in generate(us, them, kings, white) if is_move(m, ends, taken)), None)
         return pv
 
     def _pick(self, results: list[tuple[int, RawMove]], key: int) -> tuple[int, RawMove]:
@@ -779,6 +783,29 @@ class Searcher:
         weights = [r[0] - (top - margin) + 1 for r in candidates]
         rng = random.Random(self._settings.seed * 1_000_003 ^ key)
         return rng.choices(candidates, weights=weights)[0]
+
+
+def _legal_table_move(us: int, kings: int, white: bool, empty: int, captures: list[RawMove],
+                      ends: int, taken: int) -> RawMove | None:
+    """The move the table stored as ``ends`` and ``taken`` (see :mod:`pedina.tt`) when it is one
+    of the position's legal moves, else ``None`` (the entry was another position's); ``captures``
+    are the position's captures, ``empty`` its empty squares."""
+    if captures:
+        for move in captures:
+            if is_move(move, ends, taken):
+                return move
+        return None
+    frm = ends & us
+    to = ends ^ frm
+    if taken or not frm or frm & (frm - 1) or not to & empty or to & (to - 1):
+        return None
+    up = to == frm >> 4 or to == frm >> 5
+    down = to == frm << 4 or to == frm << 5
+    if frm & kings:
+        return (frm, to, 0, frm | to, ()) if up or down else None
+    if white:
+        return (frm, to, 0, to & WHITE_PROMOTION, ()) if up else None
+    return (frm, to, 0, to & BLACK_PROMOTION, ()) if down else None
 
 
 def _score_of(scored: tuple[int, RawMove]) -> int:

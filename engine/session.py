@@ -37,7 +37,6 @@ one at a time per search; they must not block for long.
 from __future__ import annotations
 
 import functools
-import gc
 import os
 import random
 import threading
@@ -231,17 +230,6 @@ class Session:
             self.opening_book()
         except (OSError, ValueError):
             pass  # said at the first go that needs it, which then searches
-
-    def settle(self) -> None:
-        """:meth:`prepare`, then move everything alive out of the cycle collector's reach
-        (:func:`gc.freeze`): for a process that runs this session for its whole life (an
-        engine). A full collection otherwise visits every slot of the hash table, which
-        keeps its two lists for life (see :mod:`pedina.tt`), and can stall a move past its
-        hard limit. What is frozen is never collected: nothing lost for objects that live
-        as long as the process."""
-        self.prepare()
-        gc.collect()
-        gc.freeze()
 
     def opening_book(self) -> Book | None:
         """The book the engine plays from (``None`` while the ``book`` setting is off), read on

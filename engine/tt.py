@@ -1,47 +1,49 @@
-"""Transposition table: a fixed-size list of entries indexed by a hash of the position.
+"""Transposition table: fixed-width entries packed into one flat buffer of 64-bit words.
 
-A position's identity is one exact int (:func:`identity`), so an entry is
-verified against it and never gives a false hit. Entries are plain tuples
-``(identity, depth, flag, score, move, forced)``, read whole by unpacking
-(``identity``: :func:`identity`; ``flag``: the bound, EXACT, LOWER or UPPER;
-``score``: :func:`pedina.scores.to_table`; ``move``: the best move, ``None`` when
-none was best; ``forced``: the position has a single legal move, which the
-search does not count as a ply of depth) in a list preallocated to the size
-asked for in MB; a new entry always replaces the old one in its slot (cheaper
-in Python than any bucket scheme).
+Layout. The table is anonymous memory (an ``mmap``; a bytearray where pages cannot be asked
+for at once) seen as signed 64-bit words (a ``memoryview`` cast to ``'q'``), allocated and
+zeroed whole when the table is made: its memory is taken up front, so a table under a memory
+limit either cannot be made (:class:`MemoryError`, the old one stays) or never needs another
+byte, and the cycle collector never sees an entry. The same words could live in
+``multiprocessing.shared_memory`` for a search on several processes. Of the buffer types
+mypyc can index, a memoryview was the fastest: 460 to 520 ns a read and write against 540 to
+820 for an ``array.array`` of ``'q'``, in a compiled loop over 2**12 and 2**22 words on a
+loaded machine (a list of ints, in the same range, is no flat buffer). An entry is two words:
 
-A new game empties the table. Freeing every entry takes 50 to 90 ms at 64 MB
-(measured after a game at 0.1 s a move, more on a loaded machine), and a
-match sends ``new-game`` just before ``go``: done then and there, it came out
-of the first move's time, which the engine's own clock cannot see (it starts
-at the ``go``), and could take a 0.1 s move past a match's margin. So the
-table has two lists: :meth:`TranspositionTable.clear` puts the clean spare in
-the table's place at once, and a sweeper thread empties the old one in small
-chunks, each giving the interpreter lock back, while the search goes on.
-Tagging identities with a game number instead (old entries kept, never to
-match) was tried and dropped: new games took 0.1 ms, but with the table always
-full of the earlier games' entries each young collection took about 2.5 times
-as long (2.2 ms against 0.9 ms), and at 0.1 s a move the engine lost 7 games of
-115 on time.
+- the key word, stored xored with the data word (so that a reader on another process
+  that sees half of a write finds a wrong check, never a mixed entry)::
 
-Both lists stay the same two objects for the table's life: clearing and
-resizing change them in place. An engine process can then move them out of
-the cycle collector's reach once (:meth:`pedina.session.Session.settle`), as a
-full collection would otherwise visit every slot, a cache miss each: 10 to 25
-ms a collection at 64 to 256 MB, long enough to take a move past its hard limit.
+      check (20 bits) << 42 | age (6 bits) << 36 | captured squares (36 bits)
 
-Why a list and not a dict keyed by identity: a dict lookup is faster (about
-0.03 us against 0.15 us for the slot hash), but a dict has no cheap way to stay
-within a memory limit (no eviction short of rebuilding it, which stalls the
-search for tens of ms at large sizes). Measured footprint of the list: a 16 MB
-table filled by a depth-11 search grew the process by 14.7 MB (237 bytes per
-entry), so :data:`ENTRY_BYTES` keeps the size honest.
+- the data word::
+
+      from | to squares (36 bits) | score (16 bits, offset) << 36 | depth (7 bits) << 52
+      | bound (2 bits) << 59 | forced (1 bit) << 61
+
+Both stay below 2**62: compiled, mypyc keeps such ints unboxed. ``check`` is the top of
+the position's 62-bit key (:func:`key_of`), whose low bits choose the bucket, so 20 + the
+bucket bits of the key are verified: a different position read as this one (a false
+hit, about one probe in 2**19 of those that miss) can only cost a wrong cut. The move
+is stored as the squares it joins and the pieces it takes; the search gives it back
+only as one of the position's legal moves (see :mod:`pedina.search`), so a false hit
+never plays an illegal one. A data word of 0 is an empty slot (the score's offset makes
+every stored one non-zero).
+
+Replacement: a bucket is two entries (32 bytes, in one cache line). The first keeps the
+deeper search: a new entry takes it when it is for the same position, at least as
+deep, or the entry there is from an earlier search (:meth:`TranspositionTable.new_search`
+ages the table); otherwise the new entry goes into the second, which is always replaced.
+
+A new game zeroes the buffer (one ``memset``): 3 to 4.5 ms of CPU at 64 MB, compiled, on a
+loaded machine. The earlier table of Python tuples (about 248 bytes an entry against
+16 here) needed a sweeper thread to free its entries and a frozen collector to keep
+collections short; neither has anything left to do.
 """
 
 from __future__ import annotations
 
-import threading
-import time
+import ctypes
+import mmap
 from typing import Final
 
 from pedina.movegen import RawMove
@@ -50,15 +52,26 @@ EXACT: Final = 0
 LOWER: Final = 1   # score is a lower bound (fail high)
 UPPER: Final = 2   # score is an upper bound (fail low)
 
-#: Rough bytes held per filled slot: the entry tuple, its identity int, a
-#: score int, and a share of the move tuples kept alive, plus its slot in each list.
-ENTRY_BYTES: Final = 248
-#: Slots the sweeper empties between two hand-overs of the interpreter lock (a fraction of a
-#: millisecond's work: a search waiting for the lock is not held up for longer). The table
-#: sizes are powers of two of at least 1024 slots, so chunks divide them.
-SWEEP_CHUNK: Final = 1024
-
-Entry = tuple[int, int, int, int, "RawMove | None", bool]
+#: Bytes an entry takes: two 64-bit words.
+ENTRY_BYTES: Final = 16
+#: Words a bucket takes (two entries, the depth-preferred one first), and its bytes.
+BUCKET_WORDS: Final = 4
+BUCKET_BYTES: Final = 2 * ENTRY_BYTES
+#: A position's key: the low 62 bits of its hash (mypyc's unboxed range).
+KEY_MASK: Final = (1 << 62) - 1
+#: The key bits kept in an entry: the key's top 20.
+CHECK_SHIFT: Final = 42
+AGE_SHIFT: Final = 36
+AGE_MASK: Final = 63
+SQUARES_MASK: Final = (1 << 36) - 1
+SCORE_SHIFT: Final = 36
+SCORE_OFFSET: Final = 1 << 15   # scores stay within +/- 10,300 (scores.to_table): 16 bits
+SCORE_MASK: Final = (1 << 16) - 1
+DEPTH_SHIFT: Final = 52
+DEPTH_MASK: Final = 127
+BOUND_SHIFT: Final = 59
+BOUND_MASK: Final = 3
+FORCED_BIT: Final = 1 << 61
 
 
 def identity(us: int, them: int, kings: int, white: bool) -> int:
@@ -66,82 +79,145 @@ def identity(us: int, them: int, kings: int, white: bool) -> int:
     return us | them << 36 | kings << 72 | (1 << 108 if white else 0)
 
 
-def slot_count(mb: float) -> int:
-    """Largest power of two of entries fitting in ``mb`` megabytes (at least 1024)."""
-    wanted = max(1024, int(mb * 1024 * 1024 / ENTRY_BYTES))
+def key_of(ident: int) -> int:
+    """The table's key of a position identity (the search inlines this in its hot loop)."""
+    # The hash of a 1-tuple mixes every bit of the identity into all 64 (an int's own hash
+    # is the int modulo 2**61 - 1, which leaves most of the board out of the low bits),
+    # and costs half what arithmetic mixing does.
+    return hash((ident,)) & KEY_MASK
+
+
+def bucket_count(mb: float) -> int:
+    """Largest power of two of buckets fitting in ``mb`` megabytes (at least 512)."""
+    wanted = max(512, int(mb * 1024 * 1024 / BUCKET_BYTES))
     return 1 << (wanted.bit_length() - 1)
 
 
+def stored_depth(data: int) -> int:
+    """The depth of a data word."""
+    return data >> DEPTH_SHIFT & DEPTH_MASK
+
+
+def stored_bound(data: int) -> int:
+    """The bound of a data word: EXACT, LOWER or UPPER."""
+    return data >> BOUND_SHIFT & BOUND_MASK
+
+
+def stored_score(data: int) -> int:
+    """The score of a data word, as :func:`pedina.scores.to_table` gave it."""
+    return (data >> SCORE_SHIFT & SCORE_MASK) - SCORE_OFFSET
+
+
+def stored_ends(data: int) -> int:
+    """The squares the stored move joins (from | to; one square for a ring capture; 0: no move)."""
+    return data & SQUARES_MASK
+
+
+def stored_forced(data: int) -> bool:
+    """Whether the position has a single legal move (the search does not count it as a ply)."""
+    return data & FORCED_BIT != 0
+
+
+def is_move(move: RawMove, ends: int, taken: int) -> bool:
+    """Whether ``move`` is the one stored as ``ends`` and ``taken`` (its path aside: two
+    captures that differ only there lead to the same position)."""
+    frm, to, captured, _, _ = move
+    return frm | to == ends and captured == taken
+
+
+def _zeroed(size: int) -> bytearray | mmap.mmap:
+    """``size`` zero bytes in memory of their own, every page taken now (MemoryError if not)."""
+    populate = getattr(mmap, "MAP_POPULATE", 0)
+    if not populate:
+        return bytearray(size)
+    try:
+        # The kernel hands over zeroed pages at once: 28 ms at 64 MB where a bytearray,
+        # page fault by page fault, took 52 ms (a cost every bench run and engine pays).
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
+    except OSError as error:
+        raise MemoryError(f"{size} bytes of hash table: {error}") from None
+
+
 class TranspositionTable:
-    """Fixed-size table; ``table[index(identity)]`` holds an :data:`Entry` or ``None``."""
+    """Fixed-size table of two-entry buckets in :attr:`words` (see the module's docstring).
+
+    :meth:`probe` and :meth:`store` take a :func:`key_of`; ``entries`` is the number of
+    positions the table holds when full.
+    """
 
     def __init__(self, mb: float = 64) -> None:
         self.mb = mb
-        self.size = slot_count(mb)
-        self.mask = self.size - 1
-        self.table: list[Entry | None] = [None] * self.size
-        self._spare: list[Entry | None] = [None] * self.size  # empty, or being emptied by the sweeper
-        self._sweeper: threading.Thread | None = None
+        self.age = 0
+        self._raw: bytearray | mmap.mmap = bytearray(0)
+        self.words = memoryview(self._raw).cast("q")
+        self.mask = 0
+        self.entries = 0
+        self._take(mb)
 
-    @property
-    def lists(self) -> tuple[list[Entry | None], list[Entry | None]]:
-        """The table's two lists, the one in use first: the same two objects for life."""
-        return self.table, self._spare
+    def _take(self, mb: float) -> None:
+        """Allocate a zeroed buffer of ``mb`` megabytes, every page of it, and use it;
+        :class:`MemoryError` leaves everything as it was."""
+        buckets = bucket_count(mb)
+        raw = _zeroed(buckets * BUCKET_BYTES)
+        self._raw = raw
+        self.words = memoryview(raw).cast("q")
+        self.mb = mb
+        self.mask = buckets - 1
+        self.entries = 2 * buckets
 
     def resize(self, mb: float) -> None:
         """Change the size (clears the table). Raises :class:`MemoryError` when the memory for
         the new size cannot be had: the table then stays as it was, size and entries."""
-        self.wait_swept()
-        size = slot_count(mb)
-        fresh: list[Entry | None] = [None] * size
-        old_size = len(self.table)
-        self.table[:] = fresh
-        try:
-            self._spare[:] = fresh
-        except MemoryError:
-            self.table[:] = [None] * old_size  # a smaller list than the one that was just made
-            raise
-        self.mb = mb
-        self.size = size
-        self.mask = size - 1
+        self._take(mb)
 
     def clear(self) -> None:
-        """Empty every slot (the size stays): at once, the old entries freed on a thread of
-        their own (see the module's docstring)."""
-        self.wait_swept()  # two clears in a row: the second waits for the first's sweep
-        used = self.table
-        self.table = self._spare
-        self._spare = used
-        self._sweeper = threading.Thread(target=_sweep, args=(used,), name="pedina-tt-sweeper", daemon=True)
-        self._sweeper.start()
+        """Empty every entry (the size stays)."""
+        size = len(self._raw)
+        # One memset: 2.6 ms at 64 MB where zeroing it from Python, a megabyte slice at a time,
+        # took 6.5 ms (it copies zeros in, reading as much as it writes).
+        ctypes.memset((ctypes.c_char * size).from_buffer(self._raw), 0, size)
+        self.age = 0
 
-    def wait_swept(self) -> None:
-        """Return once the list a :meth:`clear` put aside is empty."""
-        sweeper = self._sweeper
-        if sweeper is not None:
-            sweeper.join()
-            self._sweeper = None
+    def new_search(self) -> None:
+        """Age the table: the deep entries of earlier searches give way to the next one's."""
+        self.age = (self.age + 1) & AGE_MASK
 
-    def index(self, ident: int) -> int:
-        """The slot of a position identity (the search inlines this in its hot loop)."""
-        # The hash of a 1-tuple mixes every bit of the identity into the low ones
-        # (an int's own hash is the int modulo 2**61 - 1, which leaves most of the
-        # board out of the low bits), and costs half what arithmetic mixing does.
-        return hash((ident,)) & self.mask
+    def probe(self, key: int) -> tuple[int, int]:
+        """(data word, captured squares of its move) of the entry stored for ``key``; (0, 0)
+        when there is none."""
+        words = self.words
+        base = (key & self.mask) * BUCKET_WORDS
+        check = key >> CHECK_SHIFT
+        data = words[base + 1]
+        stored_key = words[base] ^ data
+        if stored_key >> CHECK_SHIFT == check and data:
+            return data, stored_key & SQUARES_MASK
+        data = words[base + 3]
+        stored_key = words[base + 2] ^ data
+        if stored_key >> CHECK_SHIFT == check and data:
+            return data, stored_key & SQUARES_MASK
+        return 0, 0
 
-    def probe(self, ident: int) -> Entry | None:
-        """The entry stored for exactly this identity, or ``None``."""
-        entry = self.table[self.index(ident)]
-        if entry is None:
-            return None
-        stored_ident, _, _, _, _, _ = entry
-        return entry if stored_ident == ident else None
+    def store(self, key: int, depth: int, bound: int, score: int, move: RawMove | None, forced: bool) -> None:
+        """Keep a search's result for ``key`` (``score`` as :func:`pedina.scores.to_table`
+        gives it), in the bucket's first entry when it is worth keeping there, else in the second."""
+        ends = 0
+        taken = 0
+        if move is not None:
+            frm, to, taken, _, _ = move
+            ends = frm | to
+        data = (ends | (score + SCORE_OFFSET) << SCORE_SHIFT | min(depth, DEPTH_MASK) << DEPTH_SHIFT
+                | bound << BOUND_SHIFT | (FORCED_BIT if forced else 0))
+        check = key >> CHECK_SHIFT
+        age = self.age
+        stored_key = check << CHECK_SHIFT | age << AGE_SHIFT | taken
 
-
-def _sweep(slots: list[Entry | None]) -> None:
-    """Empty ``slots`` a chunk at a time, handing the interpreter lock over after each:
-    compiled, this loop would otherwise keep it to the end."""
-    empty: list[Entry | None] = [None] * SWEEP_CHUNK
-    for start in range(0, len(slots), SWEEP_CHUNK):
-        slots[start:start + SWEEP_CHUNK] = empty
-        time.sleep(0)
+        words = self.words
+        base = (key & self.mask) * BUCKET_WORDS
+        kept_data = words[base + 1]
+        kept_key = words[base] ^ kept_data
+        if (kept_key >> CHECK_SHIFT != check and depth < stored_depth(kept_data)
+                and kept_key >> AGE_SHIFT & AGE_MASK == age):
+            base += 2
+        words[base] = stored_key ^ data
+        words[base + 1] = data

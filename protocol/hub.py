@@ -305,8 +305,8 @@ class HubServer:
     """A Hub engine session over ``output`` (and optionally a ``log`` of both directions).
 
     Call :meth:`run` with the input lines; it returns on ``quit`` or end of input.
-    ``resident``: this server is its process's for life, and settles its session
-    (:meth:`pedina.session.Session.settle`).
+    ``resident``: this server is its process's for life, and prepares its session at once
+    (:meth:`pedina.session.Session.prepare`).
     """
 
     def __init__(self, output: TextIO, *, settings: EngineSettings = DEFAULT_SETTINGS, log: TextIO | None = None,
@@ -318,7 +318,7 @@ class HubServer:
         self._params = declared_params(settings)
         self._session = Session(settings, searcher_factory=searcher_factory, report=self._error)
         if resident:
-            self._session.settle()
+            self._session.prepare()
         self._board: Board | None = None
         self._level = Limits()
         self._endless = False  # the search running (if any) ends only on stop (or a ponder hit)

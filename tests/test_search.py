@@ -18,7 +18,8 @@ from pedina.search import CHECK_MASK, FORCED_MOVE_DEPTH, Info, Result, Searcher
 from pedina.timeman import Limits
 from pedina.squares import BOARD, squares_of
 from pedina.timeman import time_budget
-from pedina.tt import slot_count
+from pedina.movegen import RawMove, generate
+from pedina.tt import ENTRY_BYTES, EXACT, identity, key_of
 from timing import HANG, allowed
 
 
@@ -405,13 +406,15 @@ def test_two_kings_beat_one_over_the_board(fen: str) -> None:
 
 
 def test_hash_size_is_bounded() -> None:
+    """The size asked for in MB is the buffer's, and holds 16-byte entries."""
     small = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
     big = Searcher(EngineSettings(hash_mb=64, egdb_path=""))
-    assert small.tt.size * 32 <= big.tt.size
+    assert big.tt.entries == 64 * 1024 * 1024 // ENTRY_BYTES == 4_194_304
+    assert len(big.tt.words) * 8 == 64 * 1024 * 1024
     small.configure(replace(small.settings, hash_mb=8))
-    assert small.tt.size == 8 * big.tt.size // 64
+    assert small.tt.entries == big.tt.entries // 8
     small.search(Board(), Limits(depth=6))
-    assert len(small.tt.table) == small.tt.size
+    assert len(small.tt.words) * 8 == 8 * 1024 * 1024
 
 
 def test_the_last_line_reported_is_the_line_played() -> None:
@@ -426,24 +429,62 @@ def test_the_last_line_reported_is_the_line_played() -> None:
         assert (last.pv, last.score) == (result.pv, result.score) and result.pv[0] == result.best, nodes
 
 
-def test_the_hash_table_keeps_its_two_lists_when_cleared_and_resized() -> None:
-    """An engine process freezes the table's lists out of the cycle collector's reach once
-    (Session.settle): a new list would be collected again. A new game puts the clean spare
-    in the table's place at once, and the old list is emptied on a thread of its own."""
+def test_a_new_game_and_a_new_size_empty_the_hash_table() -> None:
     searcher = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
-    table, spare = searcher.tt.lists
     searcher.search(Board(), Limits(depth=4))
-    assert any(entry is not None for entry in table)
+    assert any(searcher.tt.words)
     searcher.new_game()
-    assert searcher.tt.lists == (spare, table) and searcher.tt.table is spare and not any(spare)
-    searcher.tt.wait_swept()
-    assert not any(table)
+    assert not any(searcher.tt.words) and len(searcher.tt.words) * 8 == 1024 * 1024
     searcher.search(Board(), Limits(depth=4))
-    searcher.new_game()
-    assert searcher.tt.table is table and not any(table)
     searcher.configure(replace(searcher.settings, hash_mb=2))
-    assert set(map(id, searcher.tt.lists)) == {id(table), id(spare)}
-    assert len(table) == len(spare) == searcher.tt.size == 2 * slot_count(1) and not any(spare)
+    assert not any(searcher.tt.words) and len(searcher.tt.words) * 8 == 2 * 1024 * 1024
+
+
+def _illegal_move(us: int, them: int, kings: int, white: bool) -> RawMove | None:
+    """A move a false hit could bring to this position: a man's step where a capture is due, a
+    capture of the wrong pieces, or a man stepping back; ``None`` when none of them fits."""
+    empty = BOARD ^ us ^ them
+    captures = generate_captures(us, them, kings, white, empty)
+    men = us & ~kings
+    for frm in (1 << bit for bit in range(36)):
+        ahead, behind = ((frm >> 4, frm >> 5), (frm << 4, frm << 5)) if white else ((frm << 4, frm << 5), (frm >> 4, frm >> 5))
+        for to in ahead if captures else behind:
+            if frm & men and to & empty:
+                return frm, to, 0, 0, ()
+    if captures:
+        frm, to, taken, toggle, path = captures[0]
+        return frm, to, them ^ taken, toggle, path
+    return None
+
+
+def test_a_table_move_of_another_position_is_never_played() -> None:
+    """A false hit (another position's entry under the same key bits) can only cost a wrong
+    cut: its move is tried only when it is legal here. Every position within four plies of one
+    with captures due gets an entry with an illegal move and no depth to cut with: the search
+    is then exactly a clean one's, and its line is legal."""
+    board = Board("W:W13,18,20,21,22,27,28,30,31,32:B1,2,3,5,6,8,9,10,11,15")
+    clean = Searcher(EngineSettings(hash_mb=1, egdb_path="")).search(board, Limits(depth=6))
+    forged = Searcher(EngineSettings(hash_mb=1, egdb_path=""))
+    position = board.position
+    white = position.white_to_move
+    us, them = (position.white, position.black) if white else (position.black, position.white)
+    frontier = [(us, them, position.kings, white)]
+    planted = 0
+    for _ in range(4):
+        children = []
+        for us, them, kings, white in frontier:
+            move = _illegal_move(us, them, kings, white)
+            if move is not None:
+                forged.tt.store(key_of(identity(us, them, kings, white)), 0, EXACT, 0, move, False)
+                planted += 1
+            children += [(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)
+                         for frm, to, taken, toggle, _ in generate(us, them, kings, white)]
+        frontier = children
+    assert planted > 50
+    found = forged.search(board, Limits(depth=6))
+    assert (found.pv, found.score, found.nodes) == (clean.pv, clean.score, clean.nodes)
+    for played in found.pv:
+        board.push(played)
 
 
 def test_a_new_game_leaves_the_same_searches_as_a_new_searcher() -> None:

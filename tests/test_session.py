@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -247,36 +244,6 @@ def test_think_stops_an_unbounded_search_when_cancelled(set_before: bool) -> Non
     assert answer.move in board.legal_moves()
     # An unbounded search never returns by itself: a missed cancel would wait forever.
     assert waited < (0 if set_before else 0.3) + CANCEL_POLL + GRACE + allowed(0.1)
-
-
-def test_settle_freezes_the_hash_table_for_the_process_life() -> None:
-    """The hash table's two lists leave the collector's generations (gc.get_objects lists only
-    those) and stay out through new games, a new hash size and a search. In a process of
-    its own: freezing is for the process's life."""
-    code = textwrap.dedent("""
-        import gc
-        from dataclasses import replace
-        from pedina import Board, EngineSettings
-        from pedina.session import Session
-        from pedina.timeman import Limits
-
-        def frozen(table):
-            return gc.is_tracked(table) and not any(o is table for o in gc.get_objects())
-
-        session = Session(EngineSettings(hash_mb=1, egdb_path=""))
-        session.settle()
-        lists = session.searcher.tt.lists
-        assert all(frozen(table) for table in lists)
-        session.new_game()
-        session.configure(replace(session.settings, hash_mb=2))
-        session.think(Board(), Limits(depth=3))
-        session.new_game()
-        assert set(map(id, session.searcher.tt.lists)) == set(map(id, lists))
-        assert all(frozen(table) for table in lists)
-        print("ok")
-    """)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and run.stdout == "ok\n", run.stderr
 
 
 def test_a_slow_answer_callback_is_no_late_searcher() -> None:

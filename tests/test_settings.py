@@ -168,37 +168,65 @@ def test_init_answers_ready_even_when_the_tables_cannot_be_opened(tmp_path: Path
     assert any(line.startswith("error ") and "init" in line for line in lines[:-1])
 
 
-def test_a_hash_size_whose_memory_cannot_be_had_leaves_the_engine_as_it_was() -> None:
+#: The start of a script run by :func:`_under_a_memory_limit`: a Hub engine on a StringIO, and
+#: ``limit_to(more)``, which leaves the process ``more`` bytes of address space beyond what it has.
+_LIMITED_ENGINE = """
+import io, resource, threading
+from pedina.protocol.hub import HubServer
+
+threading.stack_size(256 * 1024)  # the search's thread within a few MB (8 MB by default)
+
+def limit_to(more):
+    with open("/proc/self/status") as status:
+        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (size + more, size + more))
+
+output = io.StringIO()
+engine = HubServer(output)
+"""
+
+
+def _under_a_memory_limit(script: str) -> list[str]:
+    """The lines printed by ``script`` run after :data:`_LIMITED_ENGINE` in a process of its
+    own (a memory limit is for the process's life), which must end well."""
     import subprocess
     import sys
     import textwrap
 
-    code = textwrap.dedent("""
-        import io, resource
-        from pedina.protocol.hub import HubServer
+    run = subprocess.run([sys.executable, "-c", _LIMITED_ENGINE + textwrap.dedent(script)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
 
-        def virtual_bytes():
-            with open("/proc/self/status") as status:
-                return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
 
-        output = io.StringIO()
-        engine = HubServer(output)
+def test_a_hash_size_whose_memory_cannot_be_had_leaves_the_engine_as_it_was() -> None:
+    lines = _under_a_memory_limit("""
         for line in ("hub", "set-param name=tt-size value=8", "set-param name=book value=false", "init"):
             engine.handle(line)
-        # 64 MB more address space than the process has now: 4096 MB of table (two lists of
-        # 2**24 slots, 256 MB) cannot be had.
-        limit = virtual_bytes() + 64 * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        limit_to(64 * 1024 * 1024)  # 4096 MB of table cannot be had
         engine.handle("set-param name=tt-size value=4096")
         engine.run(["pos pos=Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww", "level depth=4", "go think"])
         print(output.getvalue())
     """)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
     errors = [line for line in lines if line.startswith("error ")]
     assert len(errors) == 1 and "tt-size" in errors[0] and "stays at 8 MB" in errors[0], lines
     assert any(line.startswith("info depth=4 ") for line in lines) and lines[-2].startswith("done move=")
+
+
+def test_a_hash_table_fills_in_the_memory_it_took_at_once() -> None:
+    """Issue 30.6: a large table under a memory limit aborted the process as it filled. The
+    table's memory is now all taken when it is made: searching that fills it needs no more."""
+    lines = _under_a_memory_limit("""
+        for line in ("hub", "set-param name=tt-size value=32", "set-param name=book value=false", "init"):
+            engine.handle(line)
+        limit_to(4 * 1024 * 1024)  # the table's entries as Python objects took that after 300k nodes
+        engine.run(["pos pos=Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww", "level nodes=300000", "go think"])  # to the end
+        engine.run(["ping", "new-game", "pos pos=Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww", "level depth=2", "go think"])
+        print(output.getvalue())
+    """)
+    assert any(" nodes=300" in line for line in lines), lines  # the first search went to its end
+    assert sum(line.startswith("done move=") for line in lines) == 2 and "pong" in lines, lines
+    assert not any(line.startswith("error") for line in lines), lines
 
 
 class LimitsRecorder(ScriptedSearcher):

@@ -104,7 +104,7 @@ class DxpFollower:
     ``settings`` and ``searcher_factory`` are the session's (tests pass stub
     searchers). ``pdnout`` receives every game as it ends (its result by the
     rules, Pedina's win when the opponent resigns, else ``*``). ``resident``: this follower is its process's for life, and
-    settles its session (:meth:`pedina.session.Session.settle`). ``idle_timeout``,
+    prepares its session at once (:meth:`pedina.session.Session.prepare`). ``idle_timeout``,
     ``send_timeout`` and ``max_faults``: see :data:`IDLE_TIMEOUT`, :data:`SEND_TIMEOUT` and
     :data:`MAX_FAULTS`.
     """
@@ -128,7 +128,7 @@ class DxpFollower:
         self._status = status
         self._session = Session(settings, searcher_factory=searcher_factory, report=self._event)
         if resident:
-            self._session.settle()
+            self._session.prepare()
         self._searches = 0                # searches started, numbering their answers
         self._answers: queue.SimpleQueue[tuple[int, Answer]] = queue.SimpleQueue()
         self._wake_read, self._wake_write = socket.socketpair()
