@@ -84,6 +84,22 @@ def generate_non_captures(us: int, kings: int, white: bool, empty: int) -> list[
     return moves
 
 
+def step_move(us: int, kings: int, white: bool, empty: int, frm: int, to: int) -> RawMove | None:
+    """The step from square bit ``frm`` to ``to`` when the side owning ``us`` may make it with
+    no capture due (its piece, an empty target, a man going forward), else ``None``."""
+    if not frm & us or not to & empty:
+        return None
+    if frm & kings:
+        tables = _KING_STEPS_UP if to < frm else _KING_STEPS_DOWN
+    else:
+        tables = _WHITE_MAN_STEPS if white else _BLACK_MAN_STEPS
+    for table in tables:
+        move = table.get(to)
+        if move is not None and move[0] == frm:
+            return move
+    return None
+
+
 def count_moves(us: int, them: int, kings: int, white: bool) -> int:
     """Number of legal moves, without building them in the usual cases.
 

@@ -59,13 +59,13 @@ from pedina.board import Board
 from pedina.egdb.probe import open_endgame_database
 from pedina.evaluate import Evaluator, default_evaluator
 from pedina.move import Move
-from pedina.movegen import RawMove, generate, generate_captures, generate_non_captures
+from pedina.movegen import RawMove, generate, generate_captures, generate_non_captures, step_move
 from pedina.scores import (
     INF, MAX_PLY, NO_MOVES, Score, database_score, from_table, loss_in, proven_plies, progress_score, to_table,
     within_estimates,
 )
 from pedina.settings import EngineSettings
-from pedina.squares import BLACK_PROMOTION, BOARD, WHITE_PROMOTION, popcount
+from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import (
     EXACT, KEY_MASK, LOWER, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound, stored_depth,
@@ -795,17 +795,10 @@ def _legal_table_move(us: int, kings: int, white: bool, empty: int, captures: li
             if is_move(move, ends, taken):
                 return move
         return None
-    frm = ends & us
-    to = ends ^ frm
-    if taken or not frm or frm & (frm - 1) or not to & empty or to & (to - 1):
+    if taken:
         return None
-    up = to == frm >> 4 or to == frm >> 5
-    down = to == frm << 4 or to == frm << 5
-    if frm & kings:
-        return (frm, to, 0, frm | to, ()) if up or down else None
-    if white:
-        return (frm, to, 0, to & WHITE_PROMOTION, ()) if up else None
-    return (frm, to, 0, to & BLACK_PROMOTION, ()) if down else None
+    frm = ends & us
+    return step_move(us, kings, white, empty, frm, ends ^ frm)
 
 
 def _score_of(scored: tuple[int, RawMove]) -> int:

@@ -12,7 +12,7 @@ import pytest
 from dataclasses import replace
 from pedina.settings import EngineSettings
 from pedina import Board, Position
-from pedina.movegen import generate_captures
+from pedina.movegen import generate_captures, generate_non_captures, step_move
 from pedina.scores import KNOWN_WIN, MATE_BOUND, MAX_PLY, NO_MOVES, PROGRESS_FLOOR, WIN, proven_plies
 from pedina.search import CHECK_MASK, FORCED_MOVE_DEPTH, Info, Result, Searcher
 from pedina.timeman import Limits
@@ -455,6 +455,20 @@ def _illegal_move(us: int, them: int, kings: int, white: bool) -> RawMove | None
         frm, to, taken, toggle, path = captures[0]
         return frm, to, them ^ taken, toggle, path
     return None
+
+
+def test_step_move_is_exactly_the_generated_steps(random_positions: Callable[..., list[Position]]) -> None:
+    """Every pair of squares: :func:`step_move` gives the generator's own step, or ``None``
+    when the generator has no such step (a table's move is checked with it)."""
+    bits = [1 << i for i in range(36) if 1 << i & BOARD]
+    for position in random_positions(40, 11):
+        white = position.white_to_move
+        us, them = (position.white, position.black) if white else (position.black, position.white)
+        empty = BOARD ^ us ^ them
+        steps = {(m[0], m[1]): m for m in generate_non_captures(us, position.kings, white, empty)}
+        for frm in bits:
+            for to in bits:
+                assert step_move(us, position.kings, white, empty, frm, to) == steps.get((frm, to))
 
 
 def test_a_table_move_of_another_position_is_never_played() -> None:
