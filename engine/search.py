@@ -65,6 +65,7 @@ from pedina.scores import (
     within_estimates,
 )
 from pedina.settings import EngineSettings
+from pedina.smp import TAG_SHIFT, HelperPool
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import (
@@ -185,11 +186,18 @@ class Searcher:
     weakened.
     """
 
-    def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, evaluator: Evaluator | None = None) -> None:
+    def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, evaluator: Evaluator | None = None, *,
+                 table: TranspositionTable | None = None, node_slot: int = 0) -> None:
         self._settings = settings
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._evaluate = self.evaluator.evaluate
-        self.tt = TranspositionTable(settings.hash_mb)
+        self.tt = table if table is not None else TranspositionTable(settings.hash_mb, shared=settings.threads > 1)
+        self._helpers: HelperPool | None = None
+        self._helping = False  # the helpers search with this search
+        # A helper process's searcher (pedina.smp) keeps its node count in its word of the
+        # shared table, tagged with the main search's node_tag.
+        self._node_slot = node_slot
+        self.node_tag = 0
         self._history: defaultdict[RawMove, int] = defaultdict(int)
         self._killers: list[RawMove | None] = [None] * (2 * MAX_PLY + 4)
         self._path: list[int] = []
@@ -238,24 +246,42 @@ class Searcher:
         tables = self._egdb
         if settings.egdb_path != self._settings.egdb_path:
             tables = open_endgame_database(settings.egdb_path)
-        if settings.hash_mb != self._settings.hash_mb:
-            self.tt.resize(settings.hash_mb)  # a MemoryError leaves the table as it was
+        shared = settings.threads > 1
+        if settings.hash_mb != self._settings.hash_mb or shared != self.tt.shared:
+            # A MemoryError leaves the table as it was.
+            self.tt = TranspositionTable(settings.hash_mb, shared=shared)
         if tables is not self._egdb:
             self._egdb = tables
             self._egdb_pieces = tables.pieces if tables is not None else 0
             self.tt.clear()
+        if (self._helpers is not None and (settings.threads != self._settings.threads
+                                           or settings.hash_mb != self._settings.hash_mb
+                                           or settings.egdb_path != self._settings.egdb_path)):
+            self._helpers.close()  # they search with the old table and tables: new ones start on need
+            self._helpers = None
         self._settings = settings
 
     def prepare(self) -> None:
-        """Open every endgame table now, not on the clock of the first search that reaches it
-        (a broken one is dropped: see :meth:`problems`)."""
+        """Open every endgame table, and start the helper processes of ``threads`` and wait for
+        them, now: not on the clock of the first search that needs them (a broken table is
+        dropped, a helper that does not start is left out: see :meth:`problems`)."""
         if self._egdb is not None:
             self._egdb.open_all(drop_broken=True)
+        helpers = self._start_helpers()
+        if helpers is not None:
+            helpers.wait_ready()
+
+    def _start_helpers(self) -> HelperPool | None:
+        if self._helpers is None and self._settings.threads > 1 and self._node_slot == 0:
+            self._helpers = HelperPool(self._settings, self.tt, self._settings.threads - 1)
+        return self._helpers
 
     def problems(self) -> list[str]:
         """What went wrong since the last call without stopping a search, one line each: an
-        endgame table found broken and dropped (the search goes on without it)."""
-        return self._egdb.take_errors() if self._egdb is not None else []
+        endgame table found broken and dropped, a helper process that failed or died (the
+        search goes on without it)."""
+        problems = self._egdb.take_errors() if self._egdb is not None else []
+        return problems + (self._helpers.take_failures() if self._helpers is not None else [])
 
     def stop(self) -> None:
         """Ask a running search to return as soon as possible (thread-safe)."""
@@ -344,6 +370,38 @@ class Searcher:
         lines = min(settings.multipv, len(root_moves))
         exact = (skilled or lines > 1) and len(root_moves) > 1
         order = list(root_moves)
+        # Helpers would only make a weakened engine stronger, and a settled root needs none.
+        helpers = self._start_helpers() if max_depth > FORCED_MOVE_DEPTH and not skilled else None
+        self._helping = helpers is not None
+        if helpers is not None:
+            helpers.begin(board, self.tt.age)
+        try:
+            completed, results, results_depth = self._deepen(us, them, kings, white, order, history, max_depth,
+                                                             reversible, exact, lines)
+            self._wait_if_pondering(limits)
+        finally:
+            if helpers is not None:
+                helpers.end()
+        if not results:  # not even depth 1 finished: any legal move beats none
+            results = [(0, order[0])]
+        score, best = self._pick(results, hash(position)) if skilled else results[0]
+        pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
+        elapsed = time.perf_counter() - start
+        nodes = self._all_nodes()
+        shown = self._last_info[0] if self._last_info else None
+        if results_depth and self._on_info is not None and (shown is None or (shown.score, shown.pv) != (score, pv)):
+            # Clients keep the last line they are sent: it must be the line played (an
+            # unfinished iteration's, or a weaker skill's pick).
+            self._on_info(Info(results_depth, self._mean_depth(), score, nodes, elapsed, pv, 1, self._seldepth,
+                               self._database_draw))
+        return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, nodes, elapsed, pv,
+                      self._database_draw)
+
+    def _deepen(self, us: int, them: int, kings: int, white: bool, order: list[RawMove], history: list[int],
+                max_depth: int, reversible: int, exact: bool, lines: int
+                ) -> tuple[int, list[tuple[int, RawMove]], int]:
+        """Iterative deepening to ``max_depth``, until a stop or the clock ends it: (the last
+        depth completed, the root moves' results, the depth those results come from)."""
         results: list[tuple[int, RawMove]] = []
         completed = 0
         results_depth = 0  # the depth that results' score comes from
@@ -369,20 +427,7 @@ class Searcher:
             if self._stop_now(results[0][0], depth, instability):
                 break
             instability *= 0.5
-        self._wait_if_pondering(limits)
-        if not results:  # not even depth 1 finished: any legal move beats none
-            results = [(0, order[0])]
-        score, best = self._pick(results, hash(position)) if skilled else results[0]
-        pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
-        elapsed = time.perf_counter() - start
-        shown = self._last_info[0] if self._last_info else None
-        if results_depth and self._on_info is not None and (shown is None or (shown.score, shown.pv) != (score, pv)):
-            # Clients keep the last line they are sent: it must be the line played (an
-            # unfinished iteration's, or a weaker skill's pick).
-            self._on_info(Info(results_depth, self._mean_depth(), score, self.nodes, elapsed, pv, 1, self._seldepth,
-                               self._database_draw))
-        return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, self.nodes, elapsed, pv,
-                      self._database_draw)
+        return completed, results, results_depth
 
     def _begin_iteration(self, history: list[int]) -> None:
         # A method of its own: mypyc would otherwise take ``_iter_best`` for None
@@ -704,6 +749,8 @@ class Searcher:
         # compiled search's time.
         if not nodes & HAND_OVER_MASK:
             time.sleep(0)
+        if self._node_slot:
+            self.tt.counters[self._node_slot] = self.node_tag << TAG_SHIFT | nodes
         if self._stop_flag:
             raise _Abort
         if self._clock_start is None and self._ponder_hit_flag:
@@ -734,6 +781,11 @@ class Searcher:
             self._requested.wait()
             self._requested.clear()  # the flags, set before the event, are read again
 
+    def _all_nodes(self) -> int:
+        """The nodes of this search, its helpers' too."""
+        helpers = self._helpers
+        return self.nodes + (helpers.nodes() if helpers is not None and self._helping else 0)
+
     def _mean_depth(self) -> float:
         leaves = self._leaf_sum >> 32
         return (self._leaf_sum & (_LEAF_ONE - 1)) / leaves if leaves else 0.0
@@ -743,9 +795,10 @@ class Searcher:
         infos = []
         elapsed = time.perf_counter() - self._start
         mean = self._mean_depth()
+        nodes = self._all_nodes()
         for index, (score, move) in enumerate(lines, start=1):
             pv = self._pv(us, them, kings, white, move, depth + 8)
-            infos.append(Info(depth, mean, score, self.nodes, elapsed, pv, index, self._seldepth, self._database_draw))
+            infos.append(Info(depth, mean, score, nodes, elapsed, pv, index, self._seldepth, self._database_draw))
         self._last_info = infos
         if self._on_info is not None:
             for info in infos:

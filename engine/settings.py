@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from pedina.egdb.probe import shipped_directory
+from pedina.tt import MAX_PROCESSES
 
 #: The most ``book_variety`` there is (hundredths of a man).
 MAX_VARIETY: Final = 200
@@ -50,6 +51,9 @@ class Setting:
 #: Every setting, in the order the Hub engine announces them.
 SETTINGS: Final = (
     Setting("hash_mb", "search", "tt-size", "--hash", "Hash table size in MB.", 1, 4096),
+    Setting("threads", "search", "threads", "--threads",
+            "Processes searching, one a core: the main search and its helpers, which share its hash table.",
+            1, MAX_PROCESSES),
     Setting("multipv", "lines", "multipv", "--multipv", "Lines reported: the best moves, each with its line.", 1, 64),
     Setting("move_overhead_ms", "search", "move-overhead", "--move-overhead",
             "Milliseconds kept in hand on every timed move, for delays the engine's clock cannot see "
@@ -70,7 +74,8 @@ SETTINGS: Final = (
 class EngineSettings:
     """What the engine's user sets (see :data:`SETTINGS` for each field's bounds).
 
-    ``hash_mb``: the transposition table's size in MB. ``multipv``: the root moves
+    ``hash_mb``: the transposition table's size in MB. ``threads``: the processes that
+    search, the main search and ``threads - 1`` helpers (:mod:`pedina.smp`). ``multipv``: the root moves
     reported, each with its line. ``move_overhead_ms``: taken off every move time and
     clock before the search sees them. ``skill``: 0 to 20, full strength at 20; a weaker
     engine caps its depth and draws its move among the near-best (see
@@ -84,6 +89,7 @@ class EngineSettings:
     """
 
     hash_mb: int = 64
+    threads: int = 1
     multipv: int = 1
     move_overhead_ms: int = 0
     skill: int = 20

@@ -4,8 +4,9 @@ Layout. The table is anonymous memory (an ``mmap``; a bytearray where pages cann
 for at once) seen as signed 64-bit words (a ``memoryview`` cast to ``'q'``), allocated and
 zeroed whole when the table is made: its memory is taken up front, so a table under a memory
 limit either cannot be made (:class:`MemoryError`, the old one stays) or never needs another
-byte, and the cycle collector never sees an entry. The same words could live in
-``multiprocessing.shared_memory`` for a search on several processes. Of the buffer types
+byte, and the cycle collector never sees an entry. A table made ``shared`` lives in memory
+other processes can map (:meth:`TranspositionTable.attach`): the helper processes of a search
+on several cores (:mod:`pedina.smp`) read and write the same words. Of the buffer types
 mypyc can index, a memoryview was the fastest: 460 to 520 ns a read and write against 540 to
 820 for an ``array.array`` of ``'q'``, in a compiled loop over 2**12 and 2**22 words on a
 loaded machine (a list of ints, in the same range, is no flat buffer). An entry is two words:
@@ -44,6 +45,9 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
+import weakref
+from multiprocessing import shared_memory
 from typing import Final
 
 from pedina.movegen import RawMove
@@ -125,6 +129,12 @@ def is_move(move: RawMove, ends: int, taken: int) -> bool:
     return frm | to == ends and captured == taken
 
 
+#: Words after a shared table's buckets where each helper process keeps its node count (one a
+#: process, :data:`MAX_PROCESSES` at most; see :mod:`pedina.smp`).
+MAX_PROCESSES: Final = 64
+COUNTER_BYTES: Final = 8 * MAX_PROCESSES
+
+
 def _zeroed(size: int) -> bytearray | mmap.mmap:
     """``size`` zero bytes in memory of their own, every page taken now (MemoryError if not)."""
     populate = getattr(mmap, "MAP_POPULATE", 0)
@@ -138,29 +148,93 @@ def _zeroed(size: int) -> bytearray | mmap.mmap:
         raise MemoryError(f"{size} bytes of hash table: {error}") from None
 
 
+def _shared_zeroed(size: int) -> tuple[mmap.mmap, int | str, object]:
+    """``size`` zero bytes other processes can map: (the mapping, its handle for
+    :meth:`TranspositionTable.attach`, the object to keep alive with it). MemoryError if the
+    memory cannot be had."""
+    try:
+        if hasattr(os, "memfd_create"):
+            # Linux: a memory file of its own, not in /dev/shm (which containers often cap at
+            # 64 MB); its pages are reserved now, so a full machine refuses here instead of
+            # killing the engine with SIGBUS at a write, later.
+            fd = os.memfd_create("pedina-hash", os.MFD_CLOEXEC)
+            try:
+                os.posix_fallocate(fd, 0, size)
+                raw = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
+            except OSError:
+                os.close(fd)
+                raise
+            weakref.finalize(raw, os.close, fd)  # the handle lives as long as the mapping
+            return raw, fd, raw
+        named = shared_memory.SharedMemory(create=True, size=size)
+        weakref.finalize(named, named.unlink)
+        return named._mmap, named.name, named  # type: ignore[attr-defined]  # its mapping, zeroed
+    except OSError as error:
+        raise MemoryError(f"{size} bytes of shared hash table: {error}") from None
+
+
 class TranspositionTable:
     """Fixed-size table of two-entry buckets in :attr:`words` (see the module's docstring).
 
     :meth:`probe` and :meth:`store` take a :func:`key_of`; ``entries`` is the number of
-    positions the table holds when full.
+    positions the table holds when full. A ``shared`` table lives in memory other processes
+    can map: :attr:`handle` names it there (a file descriptor on Linux, else a shared memory
+    name) and ``TranspositionTable(mb, handle=...)`` in that process maps it (taking over the
+    descriptor), the same size; :attr:`counters` are its :data:`MAX_PROCESSES` words for the
+    processes' node counts. A table of one process has no counters.
     """
 
-    def __init__(self, mb: float = 64) -> None:
+    def __init__(self, mb: float = 64, shared: bool = False, handle: int | str | None = None) -> None:
         self.mb = mb
         self.age = 0
+        self.shared = shared or handle is not None
+        self.handle: int | str = -1
         self._raw: bytearray | mmap.mmap = bytearray(0)
+        self._keep: object = None
         self.words = memoryview(self._raw).cast("q")
+        self.counters = memoryview(self._raw).cast("q")
         self.mask = 0
         self.entries = 0
-        self._take(mb)
+        if handle is None:
+            self._take(mb)
+        else:
+            self._attach(handle, mb)
 
     def _take(self, mb: float) -> None:
         """Allocate a zeroed buffer of ``mb`` megabytes, every page of it, and use it;
         :class:`MemoryError` leaves everything as it was."""
         buckets = bucket_count(mb)
-        raw = _zeroed(buckets * BUCKET_BYTES)
+        if self.shared:
+            raw, handle, keep = _shared_zeroed(buckets * BUCKET_BYTES + COUNTER_BYTES)
+            self._use(raw, buckets, mb, handle, keep)
+        else:
+            self._use(_zeroed(buckets * BUCKET_BYTES), buckets, mb, -1, None)
+
+    def _attach(self, handle: int | str, mb: float) -> None:
+        buckets = bucket_count(mb)
+        size = buckets * BUCKET_BYTES + COUNTER_BYTES
+        if isinstance(handle, int):
+            try:
+                raw = mmap.mmap(handle, size, flags=mmap.MAP_SHARED)
+            finally:
+                os.close(handle)  # the mapping holds the memory
+            self._use(raw, buckets, mb, -1, raw)
+            return
+        named = shared_memory.SharedMemory(name=handle)
+        # The maker unlinks it; this process's resource tracker must not (before Python 3.13
+        # every process that opens one by name takes it for its own).
+        from multiprocessing import resource_tracker
+        resource_tracker.unregister(named._name, "shared_memory")  # type: ignore[attr-defined]
+        self._use(named._mmap, buckets, mb, -1, named)  # type: ignore[attr-defined]
+
+    def _use(self, raw: bytearray | mmap.mmap, buckets: int, mb: float, handle: int | str, keep: object) -> None:
+        size = buckets * BUCKET_BYTES
         self._raw = raw
-        self.words = memoryview(raw).cast("q")
+        self._keep = keep
+        self.handle = handle
+        view = memoryview(raw)
+        self.words = view[:size].cast("q")
+        self.counters = view[size:size + COUNTER_BYTES].cast("q") if self.shared else view[:0].cast("q")
         self.mb = mb
         self.mask = buckets - 1
         self.entries = 2 * buckets

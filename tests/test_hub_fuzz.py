@@ -118,9 +118,9 @@ def command_of(data: bytes) -> str:
 class Process:
     """``pedina hub`` with its stdout read into a queue and its stderr collected."""
 
-    def __init__(self) -> None:
+    def __init__(self, *options: str) -> None:
         assert PEDINA is not None
-        self.proc = subprocess.Popen([PEDINA, "hub"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([PEDINA, "hub", *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, bufsize=0)
         self.lines: queue.Queue[str] = queue.Queue()
         self.stderr = b""
@@ -178,9 +178,10 @@ class Process:
         return self.read_until("pong")
 
 
-def run_fuzz(count: int, seed: int) -> None:
+def run_fuzz(count: int, seed: int, *options: str) -> None:
+    """Send ``count`` fuzzed lines to ``pedina hub`` run with ``options``, checking every answer."""
     rng = random.Random(seed)
-    engine = Process()
+    engine = Process(*options)
     accepted = refused = 0
     try:
         for number, data in enumerate(fuzz_lines(rng, count), start=1):

@@ -1,0 +1,205 @@
+"""The search on several processes (``threads``): helpers share the table, count their nodes,
+never outlive the engine, and never cost a ``go`` its answer.
+
+The guarantees are checked on events (a counter the helper writes, a line the engine
+sends, a process that is gone), never on how much faster two processes search: that is
+``pedina bench --threads`` and the match's work.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from pedina import START_HUB, Board
+from pedina.search import Result, Searcher
+from pedina.settings import EngineSettings
+from pedina.smp import NODES_MASK, TAG_SHIFT
+from pedina.timeman import Limits
+from pedina.tt import TranspositionTable, key_of
+from test_hub import Hub, done_moves
+from test_hub_fuzz import run_fuzz
+from timing import HANG, allowed, wait_until
+
+TWO = EngineSettings(threads=2, hash_mb=4, egdb_path="", book=False)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes under ``pid``, from /proc (children of children too)."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        for task in Path(f"/proc/{parent}/task").iterdir():
+            children = [int(text) for text in (task / "children").read_text().split()]
+            found += children
+            pending += children
+    return found
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie nobody reaped has ended too)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return "\nState:\tZ" in status
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads processes from Linux's /proc")
+
+
+def test_a_shared_table_is_seen_by_another_process() -> None:
+    table = TranspositionTable(1, shared=True)
+    assert table.shared and table.counters.nbytes > 0
+    key = key_of(12345)
+    script = ("import sys; from pedina.tt import TranspositionTable, EXACT; "
+              "table = TranspositionTable(1, handle=int(sys.argv[1])); "
+              "table.store(int(sys.argv[2]), 7, EXACT, 42, None, False); table.counters[3] = 99")
+    handle = table.handle
+    assert isinstance(handle, int)
+    subprocess.run([sys.executable, "-c", script, str(handle), str(key)], pass_fds=[handle], check=True,
+                   timeout=HANG)
+    data, _ = table.probe(key)
+    assert data and table.counters[3] == 99
+
+
+def test_a_table_of_one_process_is_not_shared() -> None:
+    table = TranspositionTable(1)
+    assert not table.shared and table.counters.nbytes == 0
+
+
+def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> None:
+    searcher = Searcher(TWO)
+    done = threading.Event()
+    results: list[Result | None] = []
+
+    def on_done(result: Result | None, error: Exception | None) -> None:
+        assert error is None
+        results.append(result)
+        done.set()
+
+    try:
+        searcher.start(Board(), Limits(infinite=True), None, on_done)
+        helper_counter = searcher.tt.counters
+        # The helper counts in its word of the table, tagged with this search.
+        wait_until(lambda: helper_counter[1] & NODES_MASK > 20_000 and helper_counter[1] >> TAG_SHIFT != 0,
+                   what="the helper's count")
+        searcher.stop()
+        assert done.wait(HANG)
+        result = results[0]
+        assert result is not None and result.best in Board().legal_moves()
+        assert result.nodes >= searcher.nodes + 20_000  # the main search's nodes and the helper's
+        assert searcher.problems() == []
+    finally:
+        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+
+
+def test_a_weakened_engine_searches_without_helpers() -> None:
+    searcher = Searcher(EngineSettings(threads=2, hash_mb=4, egdb_path="", book=False, skill=10))
+    result = searcher.search(Board(), Limits(depth=5))
+    assert result.nodes == searcher.nodes  # nothing added: no helper searched
+
+
+def test_threads_is_a_hub_parameter() -> None:
+    engine = Hub()
+    try:
+        lines = engine.handshake()
+        threads = next(line for line in lines if "name=threads" in line)
+        assert "type=int" in threads and "min=1" in threads and "max=64" in threads and "value=1" in threads
+    finally:
+        engine.close()
+
+
+def engine_pid(engine: Hub) -> int:
+    pid = engine.child.pid
+    assert pid is not None
+    return pid
+
+
+def start_two(tmp_path: Path) -> Hub:
+    engine = Hub("--threads", "2", log=tmp_path / "hub.log")
+    engine.handshake()
+    return engine
+
+
+@needs_proc
+def test_with_two_threads_stop_and_ping_are_answered_within_100_ms(tmp_path: Path) -> None:
+    engine = start_two(tmp_path)
+    try:
+        engine.send(f"pos pos={START_HUB}")
+        engine.send("go analyze")
+        engine.lines_until_info(lambda fields: True)
+        assert len(descendants(engine_pid(engine))) == 1  # the helper searches beside the engine
+        engine.send("ping")
+        engine.expect_line("pong")
+        engine.send("stop")
+        done = engine.expect_line("done")
+        assert engine.logged_latency("ping", "pong") < allowed(0.1)
+        assert engine.logged_latency("stop", "done") < allowed(0.1)
+        done_moves(Board(), done)
+    finally:
+        engine.close()
+
+
+@needs_proc
+def test_a_helper_killed_mid_search_costs_no_answer_and_is_reported(tmp_path: Path) -> None:
+    engine = start_two(tmp_path)
+    try:
+        engine.send(f"pos pos={START_HUB}")
+        engine.send("go analyze")
+        engine.lines_until_info(lambda fields: True)
+        (helper,) = descendants(engine_pid(engine))
+        os.kill(helper, signal.SIGKILL)
+        wait_until(lambda: gone(helper), what="the helper's end")
+        engine.send("ping")
+        engine.expect_line("pong")
+        engine.send("stop")
+        lines = engine.lines_until("done")
+        done_moves(Board(), lines[-1])
+        # Said once, then the engine searches on alone.
+        board = Board()
+        done, _ = engine.go(board, "move-time=0.2")
+        done_moves(board, done)
+        log = (tmp_path / "hub.log").read_text(encoding="utf-8")
+        assert log.count("search helper 1 died") == 1, log[-2000:]
+        engine.send("ping")
+        engine.expect_line("pong")
+    finally:
+        engine.close()
+
+
+@needs_proc
+def test_no_helper_outlives_an_engine_killed_with_sigkill(tmp_path: Path) -> None:
+    engine = start_two(tmp_path)
+    try:
+        engine.send(f"pos pos={START_HUB}")
+        engine.send("go analyze")
+        engine.lines_until_info(lambda fields: True)
+        helpers = descendants(engine_pid(engine))
+        assert helpers
+        os.kill(engine_pid(engine), signal.SIGKILL)
+        wait_until(lambda: all(gone(pid) for pid in helpers), what="the helpers' end")
+    finally:
+        engine.child.close(force=True)
+
+
+def test_the_fuzz_storm_with_two_threads() -> None:
+    run_fuzz(2000, 20261205, "--threads", "2")
+
+
+def test_a_pure_script_without_a_main_guard_can_search_on_two_threads(tmp_path: Path) -> None:
+    # The helpers are new interpreters that import the engine, not the caller's script.
+    script = tmp_path / "two.py"
+    script.write_text("from pedina import Board, Limits, Searcher\n"
+                      "from pedina.settings import EngineSettings\n"
+                      "searcher = Searcher(EngineSettings(threads=2, egdb_path=''))\n"
+                      "print('searched', searcher.search(Board(), Limits(depth=6)).best)\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=HANG)
+    assert result.returncode == 0 and result.stdout.count("searched") == 1, result.stderr
