@@ -5,7 +5,7 @@ for at once) seen as signed 64-bit words (a ``memoryview`` cast to ``'q'``), all
 zeroed whole when the table is made: its memory is taken up front, so a table under a memory
 limit either cannot be made (:class:`MemoryError`, the old one stays) or never needs another
 byte, and the cycle collector never sees an entry. A table made ``shared`` lives in memory
-other processes can map (:meth:`TranspositionTable.attach`): the helper processes of a search
+other processes can map (by its :attr:`TranspositionTable.handle`): the helper processes of a search
 on several cores (:mod:`pedina.smp`) read and write the same words. Of the buffer types
 mypyc can index, a memoryview was the fastest: 460 to 520 ns a read and write against 540 to
 820 for an ``array.array`` of ``'q'``, in a compiled loop over 2**12 and 2**22 words on a
@@ -47,7 +47,7 @@ import ctypes
 import mmap
 import os
 import weakref
-from multiprocessing import shared_memory
+from multiprocessing import resource_tracker, shared_memory
 from typing import Final
 
 from pedina.movegen import RawMove
@@ -148,10 +148,9 @@ def _zeroed(size: int) -> bytearray | mmap.mmap:
         raise MemoryError(f"{size} bytes of hash table: {error}") from None
 
 
-def _shared_zeroed(size: int) -> tuple[mmap.mmap, int | str, object]:
-    """``size`` zero bytes other processes can map: (the mapping, its handle for
-    :meth:`TranspositionTable.attach`, the object to keep alive with it). MemoryError if the
-    memory cannot be had."""
+def _shared_zeroed(size: int) -> tuple[mmap.mmap, int | str]:
+    """``size`` zero bytes other processes can map: (the mapping, its handle there, which lives
+    as long as the mapping). MemoryError if the memory cannot be had."""
     try:
         if hasattr(os, "memfd_create"):
             # Linux: a memory file of its own, not in /dev/shm (which containers often cap at
@@ -164,13 +163,30 @@ def _shared_zeroed(size: int) -> tuple[mmap.mmap, int | str, object]:
             except OSError:
                 os.close(fd)
                 raise
-            weakref.finalize(raw, os.close, fd)  # the handle lives as long as the mapping
-            return raw, fd, raw
+            weakref.finalize(raw, os.close, fd)
+            return raw, fd
+        # Elsewhere (macOS): POSIX shared memory by name, unlinked when this process lets it go.
         named = shared_memory.SharedMemory(create=True, size=size)
-        weakref.finalize(named, named.unlink)
-        return named._mmap, named.name, named  # type: ignore[attr-defined]  # its mapping, zeroed
+        raw = _mapping_of(named)
+        weakref.finalize(raw, _unlink_shared_memory, named._name)  # type: ignore[attr-defined]
+        return raw, named.name
     except OSError as error:
         raise MemoryError(f"{size} bytes of shared hash table: {error}") from None
+
+
+def _mapping_of(named: shared_memory.SharedMemory) -> mmap.mmap:
+    """The mapping of ``named``, taken from it: the object, closed, keeps no descriptor (and
+    would refuse to close, at its collection, a mapping the table's views hold)."""
+    raw: mmap.mmap = named._mmap  # type: ignore[attr-defined]
+    named._mmap = None  # type: ignore[attr-defined]
+    named.close()
+    return raw
+
+
+def _unlink_shared_memory(name: str) -> None:
+    """What ``SharedMemory.unlink`` does, by name: a finalizer must not hold the object."""
+    shared_memory._posixshmem.shm_unlink(name)  # type: ignore[attr-defined]
+    resource_tracker.unregister(name, "shared_memory")
 
 
 class TranspositionTable:
@@ -190,7 +206,6 @@ class TranspositionTable:
         self.shared = shared or handle is not None
         self.handle: int | str = -1
         self._raw: bytearray | mmap.mmap = bytearray(0)
-        self._keep: object = None
         self.words = memoryview(self._raw).cast("q")
         self.counters = memoryview(self._raw).cast("q")
         self.mask = 0
@@ -205,10 +220,10 @@ class TranspositionTable:
         :class:`MemoryError` leaves everything as it was."""
         buckets = bucket_count(mb)
         if self.shared:
-            raw, handle, keep = _shared_zeroed(buckets * BUCKET_BYTES + COUNTER_BYTES)
-            self._use(raw, buckets, mb, handle, keep)
+            raw, handle = _shared_zeroed(buckets * BUCKET_BYTES + COUNTER_BYTES)
+            self._use(raw, buckets, mb, handle)
         else:
-            self._use(_zeroed(buckets * BUCKET_BYTES), buckets, mb, -1, None)
+            self._use(_zeroed(buckets * BUCKET_BYTES), buckets, mb, -1)
 
     def _attach(self, handle: int | str, mb: float) -> None:
         buckets = bucket_count(mb)
@@ -218,19 +233,17 @@ class TranspositionTable:
                 raw = mmap.mmap(handle, size, flags=mmap.MAP_SHARED)
             finally:
                 os.close(handle)  # the mapping holds the memory
-            self._use(raw, buckets, mb, -1, raw)
+            self._use(raw, buckets, mb, -1)
             return
         named = shared_memory.SharedMemory(name=handle)
         # The maker unlinks it; this process's resource tracker must not (before Python 3.13
         # every process that opens one by name takes it for its own).
-        from multiprocessing import resource_tracker
         resource_tracker.unregister(named._name, "shared_memory")  # type: ignore[attr-defined]
-        self._use(named._mmap, buckets, mb, -1, named)  # type: ignore[attr-defined]
+        self._use(_mapping_of(named), buckets, mb, -1)
 
-    def _use(self, raw: bytearray | mmap.mmap, buckets: int, mb: float, handle: int | str, keep: object) -> None:
+    def _use(self, raw: bytearray | mmap.mmap, buckets: int, mb: float, handle: int | str) -> None:
         size = buckets * BUCKET_BYTES
         self._raw = raw
-        self._keep = keep
         self.handle = handle
         view = memoryview(raw)
         self.words = view[:size].cast("q")
@@ -238,11 +251,6 @@ class TranspositionTable:
         self.mb = mb
         self.mask = buckets - 1
         self.entries = 2 * buckets
-
-    def resize(self, mb: float) -> None:
-        """Change the size (clears the table). Raises :class:`MemoryError` when the memory for
-        the new size cannot be had: the table then stays as it was, size and entries."""
-        self._take(mb)
 
     def clear(self) -> None:
         """Empty every entry (the size stays)."""

@@ -8,6 +8,7 @@ sends, a process that is gone), never on how much faster two processes search: t
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -68,6 +69,27 @@ def test_a_shared_table_is_seen_by_another_process() -> None:
                    timeout=HANG)
     data, _ = table.probe(key)
     assert data and table.counters[3] == 99
+
+
+def test_a_table_is_shared_by_name_where_there_is_no_memfd(monkeypatch: pytest.MonkeyPatch) -> None:
+    # macOS's way (POSIX shared memory by name), tried here on Linux without memfd_create.
+    monkeypatch.delattr(os, "memfd_create")
+    table = TranspositionTable(1, shared=True)
+    name = table.handle
+    assert isinstance(name, str)
+    key = key_of(54321)
+    script = ("import sys; from pedina.tt import TranspositionTable, EXACT; "
+              "table = TranspositionTable(1, handle=sys.argv[1]); table.store(int(sys.argv[2]), 5, EXACT, 7, None, False)")
+    result = subprocess.run([sys.executable, "-c", script, name, str(key)], capture_output=True, text=True,
+                            timeout=HANG)
+    assert result.returncode == 0 and result.stderr == "", result.stderr  # no resource tracker's warning
+    data, _ = table.probe(key)
+    assert data
+    memory = Path("/dev/shm") / name
+    assert memory.exists()
+    del table
+    gc.collect()
+    assert not memory.exists()  # unlinked with the table
 
 
 def test_a_table_of_one_process_is_not_shared() -> None:
