@@ -18,7 +18,7 @@ an :class:`Outcome` with its :class:`Termination`). :func:`legal_moves` and
 and :func:`write_game` read and write PDN, :func:`perft` counts move trees, and
 :class:`Searcher` searches under :class:`Limits`, reporting :class:`Info` on the
 way and a :class:`Result` at the end, with the user's :class:`EngineSettings` (hash
-size, lines, skill, endgame tables, book); a :class:`Session` runs searches on a
+size, threads, lines, skill, endgame tables, book); a :class:`Session` runs searches on a
 thread with one :class:`Answer` each, on time (what the adapters use). Bad input raises a :class:`ValueError`
 subclass that says what is wrong: :class:`PositionError`, :class:`MoveError`
 (:class:`IllegalMoveError`, :class:`AmbiguousMoveError`) or :class:`PdnError`.

@@ -184,12 +184,19 @@ class Searcher:
     :class:`Info` (``multipv`` 1) describes the move drawn, just before the
     search returns. An analysis search (:attr:`Limits.analysis`) is never
     weakened.
+
+    ``threads`` above 1 starts ``threads - 1`` helper processes (:mod:`pedina.smp`) that
+    search each position beside this search, on its hash table, shared: the nodes reported
+    (:class:`Info`, :class:`Result`) are theirs too, while a node limit counts this process's.
+    They search with the shipped evaluation, so a searcher given another ``evaluator`` searches
+    alone, and so does a weakened one. ``table`` and ``node_slot`` make a helper's searcher.
     """
 
     def __init__(self, settings: EngineSettings = DEFAULT_SETTINGS, evaluator: Evaluator | None = None, *,
                  table: TranspositionTable | None = None, node_slot: int = 0) -> None:
         self._settings = settings
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
+        self._shipped_evaluation = evaluator is None
         self._evaluate = self.evaluator.evaluate
         self.tt = table if table is not None else TranspositionTable(settings.hash_mb, shared=settings.threads > 1)
         self._helpers: HelperPool | None = None
@@ -272,7 +279,8 @@ class Searcher:
             helpers.wait_ready()
 
     def _start_helpers(self) -> HelperPool | None:
-        if self._helpers is None and self._settings.threads > 1 and self._node_slot == 0:
+        if (self._helpers is None and self._settings.threads > 1 and self._node_slot == 0
+                and self._shipped_evaluation):
             self._helpers = HelperPool(self._settings, self.tt, self._settings.threads - 1)
         return self._helpers
 
