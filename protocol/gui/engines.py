@@ -232,10 +232,12 @@ class EngineSlot:
             loop.call_soon_threadsafe(on_info, args)
 
         async with self._turn:
-            async with self._writing:
-                started = await in_own_thread(lambda: client.start_search(position, moves, level, mode))
-                self.searching = True
+            # Searching from before the go is written: a stop asked meanwhile waits for the write,
+            # then follows the go (were it dropped, the search would run on unstopped).
+            self.searching = True
             try:
+                async with self._writing:
+                    started = await in_own_thread(lambda: client.start_search(position, moves, level, mode))
                 return await in_own_thread(lambda: client.finish_search(started, timeout, relay))
             finally:
                 self.searching = False
