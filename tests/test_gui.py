@@ -753,6 +753,29 @@ def test_the_endgame_tables_can_be_turned_off_and_on_from_the_page() -> None:
     run(body, [DEFAULT_ENGINE])
 
 
+def test_the_threads_chosen_reach_the_engine_they_were_chosen_for_and_stay() -> None:
+    async def body(page: FakePage) -> None:
+        assert page.seen[0]["type"] == "welcome" and page.seen[0]["cores"] >= 1
+        await page.send(type="new_game", mode="play", engine=0, colour="black", threads=2,
+                        time={"kind": "move", "seconds": 0.05})
+        await page.expect("state", lambda m: bool(m["legal"]))
+        slot = page.table._slots[(0, 0)]
+        assert slot.settings["threads"] == "2"
+        assert "threads must be a whole number from 1 to 64, not 65" in await page.error(json.dumps(
+            {"type": "analyse", "on": True, "engine": 0, "threads": 65}))
+        await page.send(type="resign")
+
+        # The analysis keeps the engine's threads until the page chooses others for it.
+        await analysed(page, engine=0)
+        assert slot.settings["threads"] == "2"
+        await analysed(page, engine=0, threads=1)
+        assert slot.settings["threads"] == "1"
+        # Another engine searches with its own threads: the choice was for engine 0.
+        assert (await analysed(page, engine=1))["engine"] == "Other"
+        assert "threads" not in page.table._slots[(1, 0)].settings
+    run(body, [DEFAULT_ENGINE, EngineSpec("Other", DEFAULT_ENGINE.command, {})])
+
+
 # -- the real server -------------------------------------------------------------------
 
 
