@@ -605,6 +605,30 @@ def test_analysis_lines_appear_update_and_stop() -> None:
     run(body, [DEFAULT_ENGINE])
 
 
+async def analysed(page: FakePage, **message: object) -> Message:
+    """The first analysis of the search that the ``analyse`` ``message`` (one line) starts, its
+    engine prepared by then; the analysis is stopped at once: no message of it comes after."""
+    await page.send(type="analyse", on=True, lines=1, **message)
+    await page.expect("state", lambda m: m["analysing"])
+    first = await page.expect("analysis", lambda m: m["running"])
+    await page.send(type="stop")
+    await page.expect("state", lambda m: not m["analysing"])
+    return first
+
+
+def test_an_analysis_stopped_as_soon_as_it_starts_stops_and_keeps_its_engine() -> None:
+    # The stop comes while the go may still be on its way to the engine: it must follow the go,
+    # not be dropped (the search would run on until the engine is ended for not stopping).
+    async def body(page: FakePage) -> None:
+        await analysed(page, engine=0)
+        slot = page.table._slots[(0, 0)]
+        for _ in range(10):
+            await analysed(page, engine=0)
+        assert page.table._slots.get((0, 0)) is slot
+        assert not [message for message in page.seen if message["type"] == "error"]
+    run(body, [DEFAULT_ENGINE])
+
+
 def test_an_engine_line_is_played_from_the_position_shown_replacing_the_moves_after_it() -> None:
     async def body(page: FakePage) -> None:
         for start, path in ((22, [18]), (12, [16]), (21, [17])):
@@ -727,6 +751,29 @@ def test_the_endgame_tables_can_be_turned_off_and_on_from_the_page() -> None:
         assert (await page.expect("state", lambda m: bool(m["legal"])))["endgame_tables"] is False
         assert page.table._slots[(0, 0)].settings["egdb-path"] == ""
     run(body, [DEFAULT_ENGINE])
+
+
+def test_the_threads_chosen_reach_the_engine_they_were_chosen_for_and_stay() -> None:
+    async def body(page: FakePage) -> None:
+        assert page.seen[0]["type"] == "welcome" and page.seen[0]["cores"] >= 1
+        await page.send(type="new_game", mode="play", engine=0, colour="black", threads=2,
+                        time={"kind": "move", "seconds": 0.05})
+        await page.expect("state", lambda m: bool(m["legal"]))
+        slot = page.table._slots[(0, 0)]
+        assert slot.settings["threads"] == "2"
+        assert "threads must be a whole number from 1 to 64, not 65" in await page.error(json.dumps(
+            {"type": "analyse", "on": True, "engine": 0, "threads": 65}))
+        await page.send(type="resign")
+
+        # The analysis keeps the engine's threads until the page chooses others for it.
+        await analysed(page, engine=0)
+        assert slot.settings["threads"] == "2"
+        await analysed(page, engine=0, threads=1)
+        assert slot.settings["threads"] == "1"
+        # Another engine searches with its own threads: the choice was for engine 0.
+        assert (await analysed(page, engine=1))["engine"] == "Other"
+        assert "threads" not in page.table._slots[(1, 0)].settings
+    run(body, [DEFAULT_ENGINE, EngineSpec("Other", DEFAULT_ENGINE.command, {})])
 
 
 # -- the real server -------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """``pedina gui`` in a real browser: Debian's chromium driven by Playwright (``-m browser``).
 
-One ``pedina gui`` server for the module, with Pedina, the random fixture engine, a fixture
-engine that crashes and a running ``pedina dxp`` (a DXP engine); every test opens a fresh page (a fresh game on the server). Screenshots
+One ``pedina gui`` server for the module, with Pedina (every process of it logging its Hub lines
+to one file), the random fixture engine, a fixture engine that crashes and a running ``pedina dxp``
+(a DXP engine); every test opens a fresh page (a fresh game on the server). Screenshots
 go to ``$PEDINA_GUI_SHOTS`` (default ``/tmp/pedina-gui-shots``).
 """
 
@@ -23,7 +24,7 @@ from playwright.sync_api import Browser, Dialog, FloatRect, Page, sync_playwrigh
 import pedina
 from pedina import Position, legal_moves, read_game
 from test_dxp import Server, start_server
-from timing import HANG, wait_until
+from timing import HANG, starved, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -46,14 +47,20 @@ def follower(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, follower: Server) -> Iterator[str]:
+def pedina_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file where the server's Pedina processes log the Hub lines they read and write."""
+    return tmp_path_factory.mktemp("pedina") / "hub.log"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, follower: Server, pedina_log: Path) -> Iterator[str]:
     """The address (with its token) of a ``pedina gui`` server."""
     engine = f"{sys.executable} {FIXTURE}"
     log = tmp_path_factory.mktemp("gui") / "stderr.txt"
     with log.open("w") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
-             "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub", "name=Pedina",
+             "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub --log {pedina_log}", "name=Pedina",
              "--engine", f"cmd={engine}", "name=Random", "option.seed=4",
              "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2",
              "--engine", f"dxp=127.0.0.1:{follower.port}", "name=D"],
@@ -852,3 +859,63 @@ def test_a_dxp_engine_cannot_analyse_and_the_page_says_so_and_goes_on(page: Page
     page.click("#btn-analyse")
     page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)
     play_moves(page, ((22, 18),))
+
+
+def options(page: Page, selector: str) -> list[str]:
+    return page.locator(f"{selector} option").all_inner_texts()
+
+
+def log_size(log: Path) -> int:
+    return log.stat().st_size if log.exists() else 0
+
+
+def assert_threads_then_answer(log: Path, since: int, answer: str) -> None:
+    """Pedina's log from byte ``since`` on says that the engine was set to 2 threads and then
+    answered a search (an ``answer`` line: ``done`` or ``info``), saying no error."""
+    lines = log.read_bytes()[since:].decode().splitlines()
+    chosen = [number for number, line in enumerate(lines) if line.endswith("> set-param name=threads value=2")]
+    assert chosen, lines[-20:]
+    assert any(f" < {answer} " in line for line in lines[chosen[0]:]), lines[chosen[0]:][-20:]
+    assert not [line for line in lines if " < error " in line and not starved(line)], lines
+
+
+def test_the_threads_chosen_reach_pedina_and_are_offered_only_for_an_engine_that_has_them(
+        page: Page, pedina_log: Path) -> None:
+    # From 1 to the cores the engines share (Pedina's maximum, 64, is more), at Pedina's default, 1.
+    cores = [str(count) for count in range(1, min(64, len(os.sched_getaffinity(0))) + 1)]
+    assert "2" in cores, "choosing 2 threads needs a machine with 2 cores"
+    page.click("#btn-new")
+    page.select_option("#new-engine", RANDOM)    # the fixture engine declares no threads, skill or tables
+    for choice in ("#new-threads-label", "#new-skill-label", "#new-tables-label"):
+        assert page.is_hidden(choice), choice
+    page.select_option("#new-engine", PEDINA)
+    page.wait_for_selector("#new-threads-label", state="visible", timeout=WAIT)
+    assert options(page, "#new-threads") == cores and page.input_value("#new-threads") == "1"
+    page.select_option("#new-threads", "2")
+    shot(page, "threads-new-game.png")
+    page.click("#new-cancel")
+    since = log_size(pedina_log)
+    start_game(page, PEDINA, "black")
+    assert page.input_value("#new-threads") == "2"           # the choice stays in the dialog
+    wait_my_turn(page, 0)                                    # the engine, on 2 processes, has moved
+    assert_threads_then_answer(pedina_log, since, "done")
+    resign(page)
+    wait_board(page, "b.result === '1-0'")
+
+    # The analysis panel has a choice of its own, kept over a reload (another engine process then).
+    page.select_option("#analysis-engine", RANDOM)
+    assert page.is_hidden("#analysis-threads-label")
+    page.select_option("#analysis-engine", PEDINA)
+    assert page.is_visible("#analysis-threads-label") and page.input_value("#analysis-threads") == "1"
+    page.select_option("#analysis-threads", "2")
+    page.reload()
+    wait_connected(page)
+    page.wait_for_selector("#analysis-threads-label", state="visible", timeout=WAIT)
+    assert page.input_value("#analysis-engine") == PEDINA and page.input_value("#analysis-threads") == "2"
+    since = log_size(pedina_log)
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.querySelectorAll('#analysis-lines-list li').length > 0", timeout=WAIT)
+    assert_threads_then_answer(pedina_log, since, "info")
+    shot(page, "threads-analysis.png")
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.getElementById('btn-analyse').textContent === 'Analyse'", timeout=WAIT)

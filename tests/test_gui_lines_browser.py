@@ -13,7 +13,7 @@ from playwright.sync_api import Page
 
 from pedina import Board, Position
 from test_gui_browser import (PEDINA, SCREENS, WAIT, board, browser, click, follower, page,  # noqa: F401
-                              piece_at, server, shot, wait_board)
+                              pedina_log, piece_at, server, shot, wait_board)
 
 pytestmark = pytest.mark.browser
 

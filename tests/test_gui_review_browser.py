@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from test_gui_browser import (PEDINA, RANDOM, SCREENS, WAIT, browser, follower, page, server,  # noqa: F401
-                              shot, start_game, wait_board)
+from test_gui_browser import (PEDINA, RANDOM, SCREENS, WAIT, browser, follower, page,  # noqa: F401
+                              pedina_log, server, shot, start_game, wait_board)
 from test_review import MATCH_GAME, REVIEW_DEPTH
 
 pytestmark = pytest.mark.browser

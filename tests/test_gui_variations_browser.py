@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import Page
 
 from pedina import read_game
-from test_gui_browser import (SCREENS, WAIT, browser, follower, page, server,  # noqa: F401
-                              shot, wait_board, wait_connected)
+from test_gui_browser import (SCREENS, WAIT, browser, follower, page,  # noqa: F401
+                              pedina_log, server, shot, wait_board, wait_connected)
 from test_pdn import VARIATIONS
 
 pytestmark = pytest.mark.browser

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,14 @@ def analysis_refusal(spec: EngineSpec) -> str | None:
         return None
     return (f"{spec.name} is a DXP engine: DXP sends no analysis (no scores, no lines) and cannot be "
             "stopped, so it can only play games; choose a Hub engine to analyse")
+
+
+def usable_cores() -> int:
+    """The cores this server may run on (its CPU affinity where the system tells it), which the
+    engines it starts share: more search processes than that only take turns on them."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def in_own_thread(call: Callable[[], _Result]) -> asyncio.Future[_Result]:
@@ -162,6 +171,14 @@ class EngineSlot:
         """The parameters the running engine declared (empty before :meth:`start`, and for DXP)."""
         return self._client.id.params if self._client else {}
 
+    def own_value(self, name: str) -> str | None:
+        """What parameter ``name`` is without the page: the command line's ``option.NAME``, else
+        the value the running engine declared (``None`` when it does not declare ``name``)."""
+        declared = self.params.get(name)
+        if declared is None:
+            return None
+        return self.spec.options.get(name, declared.get("value", ""))
+
     async def start(self) -> EngineId:
         """The engine, started (or connected) and through its handshake if it was not yet.
 
@@ -232,10 +249,12 @@ class EngineSlot:
             loop.call_soon_threadsafe(on_info, args)
 
         async with self._turn:
-            async with self._writing:
-                started = await in_own_thread(lambda: client.start_search(position, moves, level, mode))
-                self.searching = True
+            # Searching from before the go is written: a stop asked meanwhile waits for the write,
+            # then follows the go (were it dropped, the search would run on unstopped).
+            self.searching = True
             try:
+                async with self._writing:
+                    started = await in_own_thread(lambda: client.start_search(position, moves, level, mode))
                 return await in_own_thread(lambda: client.finish_search(started, timeout, relay))
             finally:
                 self.searching = False

@@ -46,7 +46,7 @@ from pedina.pdn import (RESULTS, PdnError, PdnGame, Variation, comment_notes, de
 from pedina.protocol.gui.comments import comment_score
 from pedina.position import Position, PositionError
 from pedina.scores import Score
-from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
+from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal, usable_cores
 from pedina.protocol.gui.game_review import (MAX_REVIEW_DEPTH, MAX_REVIEW_TIME, GameReview, moves_json, pv_moves,
                                              review_line)
 from pedina.protocol.hubclient import EngineError, EngineTimeout
@@ -73,6 +73,8 @@ DRAW_ACCEPT = 20
 MAX_PV = 24
 #: The Hub parameter naming an engine's endgame tables folder (Pedina's): empty turns them off.
 TABLES_PARAM = "egdb-path"
+#: The Hub parameter of the processes an engine searches with (Pedina's: the main search and its helpers).
+THREADS_PARAM = "threads"
 #: Most analysis lines (multi-PV) a page may ask for.
 MAX_LINES = 8
 #: Longest PDN text a page may send (characters, or bytes of a file).
@@ -245,6 +247,7 @@ class Table:
         self.tc = TimeControl(move_time=1.0)
         self.skill: int | None = None
         self.endgame_tables = True                      # whether the page's engines probe their tables
+        self.threads: dict[int, int] = {}               # the page's threads per engine index (else its own)
         self.clocks: dict[bool, float | None] = {True: None, False: None}  # seconds, before the increment
         self.turn_start = time.monotonic()
         self.thinking: bool | None = None               # the side whose engine searches for a move
@@ -280,23 +283,24 @@ class Table:
     # -- entry points ----------------------------------------------------------------
 
     def welcome(self) -> None:
-        """The first messages of a connection: the engines, then the state."""
-        self._send({"type": "welcome", "engines": self.catalog.as_json()})
+        """The first messages of a connection: the engines and the cores they share (the page
+        offers no more threads than that), then the state."""
+        self._send({"type": "welcome", "engines": self.catalog.as_json(), "cores": usable_cores()})
         self._push_state()
 
     async def handle(self, text: str) -> None:
         """Act on one message from the page; a bad one is answered with an ``error`` message.
 
         Messages: ``new_game`` (``mode`` play or free, ``from_current``; for play ``engine``,
-        ``colour``, ``time``, ``skill``, ``tables``), ``watch`` (``white``, ``black``, ``time``), ``move``
-        (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
-        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``, ``tables``), ``stop``, ``setup``
+        ``colour``, ``time``, ``skill``, ``tables``, ``threads``), ``watch`` (``white``, ``black``,
+        ``time``), ``move`` (``start``, ``path``), ``goto`` (``ply``), ``takeback``, ``resign``, ``draw``,
+        ``engine_move``, ``analyse`` (``on``, ``engine``, ``lines``, ``tables``, ``threads``), ``stop``, ``setup``
         (``position``: FEN or Hub text), ``load_pdn`` (``text``, or ``data``: a file's bytes in
         base64, decoded as the command line decodes files), ``pick_pdn`` (``index``),
         ``save_pdn``, ``restore`` (a game the page kept over a reload: ``start``, ``moves``,
         ``headers``, ``comments``, ``variations`` (optional), ``result``, ``reason``; it comes back
         as a loaded game),
-        ``review`` (``depth`` or ``time`` a position, ``engine``: the game review, see
+        ``review`` (``depth`` or ``time`` a position, ``engine``, ``threads``: the game review, see
         :meth:`_on_review`), ``review_pdn`` (the reviewed game as annotated PDN), ``play_line``
         (``ply``, ``position``, ``moves``: an engine line played into the game, see
         :meth:`_on_play_line`).
@@ -476,23 +480,22 @@ class Table:
 
     async def _prepare(self, slot: EngineSlot, lines: int, skill: int | None) -> None:
         """Start the engine, turn its endgame tables on or off (:attr:`endgame_tables`), and set
-        its multi-PV count and skill (when ``None``: the command line's ``option.skill``, else the
-        engine's declared default)."""
+        its multi-PV count, its skill and its threads (the page's choice for it in
+        :attr:`threads`); a skill or threads of ``None`` is the engine's own
+        (:meth:`EngineSlot.own_value`)."""
         if not slot.started:
             await slot.start()
             self.send_engines()
-        tables = slot.params.get(TABLES_PARAM)
-        if tables is not None:
-            # On, the folder the engine was started with; the page never names a folder itself.
-            folder = slot.spec.options.get(TABLES_PARAM, tables.get("value", ""))
-            if await slot.ensure_param(TABLES_PARAM, folder if self.endgame_tables else ""):
-                slot.forget_game()  # its table holds scores found with (or without) the tables
+        folder = slot.own_value(TABLES_PARAM)
+        # On, the folder the engine was started with; the page never names a folder itself.
+        if folder is not None and await slot.ensure_param(TABLES_PARAM, folder if self.endgame_tables else ""):
+            slot.forget_game()  # its table holds scores found with (or without) the tables
         await slot.new_game(self._game_number)
         await slot.ensure_param("multipv", str(lines))
-        declared = slot.params.get("skill")
-        if declared is not None:
-            default = slot.spec.options.get("skill", declared.get("value", ""))
-            await slot.ensure_param("skill", default if skill is None else str(skill))
+        for name, chosen in (("skill", skill), (THREADS_PARAM, self.threads.get(slot.index))):
+            own = slot.own_value(name)
+            if own is not None:
+                await slot.ensure_param(name, own if chosen is None else str(chosen))
 
     def _schedule(self) -> None:
         """Start what the new state calls for: an engine's move, the analysis, the person's flag timer."""
@@ -750,6 +753,21 @@ class Table:
     def _engine_index(self, message: Mapping[str, object], key: str) -> int:
         return _whole(message, key, 0, len(self.catalog.specs) - 1)
 
+    def _engine_whole(self, message: Mapping[str, object], key: str, engine: int, low: int, high: int) -> int | None:
+        """``message``'s whole number ``key`` for the parameter of that name of engine ``engine``,
+        within the bounds the engine declared (``low`` to ``high`` for bounds it has not declared);
+        ``None`` when the message has none."""
+        if message.get(key) is None:
+            return None
+        declared = self.catalog.listings[engine].ident
+        bounds = declared.params.get(key, {}) if declared else {}
+        return _whole(message, key, int(bounds.get("min", low)), int(bounds.get("max", high)))
+
+    def _choose_threads(self, engine: int, threads: int | None) -> None:
+        """Keep ``threads`` as the page's choice for engine ``engine`` (``None``: the choice stays)."""
+        if threads is not None:
+            self.threads[engine] = threads
+
     async def _on_new_game(self, message: Mapping[str, object]) -> None:
         mode = _choice(message, "mode", (PLAY, FREE))
         start = self._position() if _flag(message, "from_current") else Position.start()
@@ -761,15 +779,13 @@ class Table:
             engine = self._engine_index(message, "engine")
             human = _choice(message, "colour", ("white", "black")) == "white"
             tc = time_control(message.get("time"))
-            skill = None
-            if message.get("skill") is not None:
-                declared = self.catalog.listings[engine].ident
-                bounds = declared.params.get("skill", {}) if declared else {}
-                skill = _whole(message, "skill", int(bounds.get("min", 0)), int(bounds.get("max", 1000)))
+            skill = self._engine_whole(message, "skill", engine, 0, 1000)
+            threads = self._engine_whole(message, THREADS_PARAM, engine, 1, 1000)
             tables = _flag(message, "tables") if "tables" in message else self.endgame_tables
             await self._halt()
             self.analysing = False
             self.mode, self.human, self.tc, self.skill, self.endgame_tables = PLAY, human, tc, skill, tables
+            self._choose_threads(engine, threads)
             self.engines_of = {not human: engine}
             self.players = {human: PERSON, not human: self.catalog.spec(engine).name}
             self.clocks = {True: tc.base, False: tc.base}
@@ -951,6 +967,7 @@ class Table:
         engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
         lines = _whole(message, "lines", 1, MAX_LINES) if "lines" in message else self.analysis_lines
         tables = _flag(message, "tables") if "tables" in message else self.endgame_tables
+        threads = self._engine_whole(message, THREADS_PARAM, engine, 1, 1000)
         if on and self._playing():
             raise BadMessage("finish the game (or resign) before analysing")
         refusal = analysis_refusal(self.catalog.spec(engine))
@@ -961,6 +978,7 @@ class Table:
             self.mode = FREE
         self.analysing, self.analysis_engine, self.analysis_lines = on, engine, lines
         self.endgame_tables = tables
+        self._choose_threads(engine, threads)
         self.failure = None
         self._schedule()
         if not on:
@@ -1098,14 +1116,16 @@ class Table:
         return self.review is not None and self.review.running
 
     async def _on_review(self, message: Mapping[str, object]) -> None:
-        """Review the game shown: the engine (``engine``, else the analysis engine's) analyses
-        every position in turn at a ``depth`` or a ``time`` (seconds) a position, and each answer
-        goes to the page as a ``review`` message (progress, marks, summaries) with the graph's
-        scores. The person may go through the game meanwhile; any other change, a ``stop``, a
-        new game or a load ends it, keeping what was finished."""
+        """Review the game shown: the engine (``engine``, else the analysis engine's; ``threads``
+        is the page's choice of threads for it, kept) analyses every position in turn at a
+        ``depth`` or a ``time`` (seconds) a position, and each answer goes to the page as a
+        ``review`` message (progress, marks, summaries) with the graph's scores. The person may
+        go through the game meanwhile; any other change, a ``stop``, a new game or a load ends
+        it, keeping what was finished."""
         engine = self._engine_index(message, "engine") if "engine" in message else self.analysis_engine
         depth = _whole(message, "depth", 1, MAX_REVIEW_DEPTH) if "depth" in message else None
         move_time = _number(message, "time", 0.05, MAX_REVIEW_TIME) if "time" in message else None
+        threads = self._engine_whole(message, THREADS_PARAM, engine, 1, 1000)
         if (depth is None) == (move_time is None):
             raise BadMessage("a review needs a depth or a time a position (one of them)")
         if self.mode == WATCH:
@@ -1120,6 +1140,7 @@ class Table:
         await self._halt()
         was_analysing = self.analysing
         self.mode, self.analysing, self.failure = FREE, False, None
+        self._choose_threads(engine, threads)
         self.review = GameReview(self.board, self.catalog.spec(engine).name, depth, move_time)
         self._start_search(self._slot(engine, 0), self._review)
         if was_analysing:

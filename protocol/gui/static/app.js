@@ -20,6 +20,7 @@
   let analysis = null;         // the last "analysis" message
   let review = null;           // the game review of the last "review" message (null: none)
   let engines = [];            // the engines of the command line
+  let cores = 0;               // the cores the server's engines share (0: not told)
   let flipped = false;
   let entry = null;            // a move being entered: {start, path: [landing squares so far]}
   // An engine line shown on the board instead of the game (null: the game): the position it is
@@ -750,6 +751,8 @@
     $("analysis-lines").disabled = !(analyser && analyser.params.multipv);
     $("new-tables-label").hidden = !(engine && engine.params["egdb-path"]);
     $("analysis-tables-label").hidden = !(analyser && analyser.params["egdb-path"]);
+    renderThreads("new", engine);
+    renderThreads("analysis", analyser);
     $("new-engine-id").textContent = identity(engine);
     $("analysis-engine-id").textContent = identity(analyser);
     // A DXP engine only plays: the page says so at once rather than asking the server.
@@ -757,6 +760,34 @@
     $("analysis-note").hidden = !refusal;
     $("analysis-note").textContent = refusal || "";
     if (state) { renderButtons(); renderReview(); }
+  }
+
+  // The Threads choice "PREFIX-threads" for ``engine``: shown when the engine declares ``threads``,
+  // from its minimum to its maximum or the server's cores, whichever is fewer (more processes than
+  // cores only take turns); the person's choice (its ``chosen``) where it fits, else the engine's own
+  // value: its command line's, else its default.
+  function renderThreads(prefix, engine) {
+    const declared = engine && engine.params.threads;
+    $(`${prefix}-threads-label`).hidden = !declared;
+    if (!declared) return;
+    const select = $(`${prefix}-threads`);
+    const own = Number(engine.options.threads || declared.value) || 1;
+    const low = Number(declared.min) || 1;
+    const high = Math.max(own, Math.min(Number(declared.max) || own, cores || Infinity));
+    select.replaceChildren();
+    for (let count = low; count <= high; count++) {
+      const option = document.createElement("option");
+      option.value = option.textContent = String(count);
+      select.appendChild(option);
+    }
+    const chosen = Number(select.dataset.chosen);
+    select.value = String(chosen >= low && chosen <= high ? chosen : own);
+  }
+
+  // ``message`` with the Threads choice "PREFIX-threads" when it is shown.
+  function withThreads(message, prefix) {
+    if (!$(`${prefix}-threads-label`).hidden) message.threads = Number($(`${prefix}-threads`).value);
+    return message;
   }
 
   // What an engine says it is, once it has been started: "Pedina 0.2.0 by The Pedina developers".
@@ -771,7 +802,7 @@
     const message = {type: "analyse", on: on, engine: Number($("analysis-engine").value),
                      lines: Number($("analysis-lines").value)};
     if (!$("analysis-tables-label").hidden) message.tables = $("analysis-tables").checked;
-    return message;
+    return withThreads(message, "analysis");
   }
 
   // Why the analysis engine chosen cannot analyse ("" when it can).
@@ -832,7 +863,8 @@
   function keepSettings() {
     store(SETTINGS_KEY, {flipped: flipped, numbers: $("opt-numbers").checked,
                          engine: $("analysis-engine").value, lines: $("analysis-lines").value,
-                         tables: $("analysis-tables").checked});
+                         tables: $("analysis-tables").checked,
+                         threads: $("analysis-threads").dataset.chosen || null});
   }
 
   function restoreSettings() {
@@ -842,6 +874,7 @@
     $("opt-numbers").checked = Boolean(settings.numbers);
     if (settings.lines) $("analysis-lines").value = settings.lines;
     if (settings.tables === false) $("analysis-tables").checked = false;
+    if (settings.threads) $("analysis-threads").dataset.chosen = settings.threads;
     if (settings.engine) $("analysis-engine").dataset.kept = settings.engine;
   }
 
@@ -880,6 +913,7 @@
     switch (message.type) {
       case "welcome":
         engines = message.engines;
+        cores = message.cores || 0;
         renderEngines();
         break;
       case "engines":
@@ -1010,6 +1044,7 @@
       message.time = timeOf("new");
       if (!$("new-skill-label").hidden) message.skill = Number($("new-skill").value);
       if (!$("new-tables-label").hidden) message.tables = $("new-tables").checked;
+      withThreads(message, "new");
       flipped = message.colour === "black";
       keepSettings();
     }
@@ -1128,7 +1163,13 @@
     $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
     $("btn-stop-watch").addEventListener("click", () => send({type: "stop"}));
     $("btn-analyse").addEventListener("click", () => send(analyseMessage(!(state && state.analysing))));
-    for (const id of ["analysis-engine", "analysis-lines", "analysis-tables"]) {
+    // The person's Threads stay as chosen when the options are drawn again (engines come and go).
+    for (const prefix of ["new", "analysis"]) {
+      $(`${prefix}-threads`).addEventListener("change", () => {
+        $(`${prefix}-threads`).dataset.chosen = $(`${prefix}-threads`).value;
+      });
+    }
+    for (const id of ["analysis-engine", "analysis-lines", "analysis-tables", "analysis-threads"]) {
       $(id).addEventListener("change", () => {
         keepSettings();
         renderSkill();
@@ -1223,7 +1264,7 @@
     $("btn-review").addEventListener("click", () => {
       if (review && review.running) { send({type: "stop"}); return; }
       const [kind, value] = $("review-strength").value.split(":");
-      const message = {type: "review", engine: Number($("analysis-engine").value)};
+      const message = withThreads({type: "review", engine: Number($("analysis-engine").value)}, "analysis");
       message[kind] = Number(value);
       analysis = null;
       send(message);
