@@ -65,11 +65,11 @@ from pedina.scores import (
     within_estimates,
 )
 from pedina.settings import EngineSettings
-from pedina.smp import TAG_SHIFT, HelperPool
+from pedina.smp import TAG_SHIFT, HelperPool, finished_iteration
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import (
-    EXACT, KEY_MASK, LOWER, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound, stored_depth,
+    EXACT, KEY_MASK, MAX_PROCESSES, LOWER, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound, stored_depth,
     stored_ends, stored_forced, stored_score,
 )
 
@@ -384,12 +384,17 @@ class Searcher:
         if helpers is not None:
             helpers.begin(board, self.tt.age)
         try:
-            completed, results, results_depth = self._deepen(us, them, kings, white, order, history, max_depth,
-                                                             reversible, exact, lines)
+            completed, results, results_depth = self._deepen(us, them, kings, white, root_moves, order, history,
+                                                             max_depth, reversible, exact, lines)
             self._wait_if_pondering(limits)
         finally:
             if helpers is not None:
                 helpers.end()
+        finished = helpers.deepest() if helpers is not None and not exact else None
+        if finished is not None and completed < finished[0] <= max_depth:
+            # A helper got deeper: its answer is the deeper search's (the table holds its line).
+            completed = results_depth = finished[0]
+            results = [(finished[2], root_moves[finished[1]])]
         if not results:  # not even depth 1 finished: any legal move beats none
             results = [(0, order[0])]
         score, best = self._pick(results, hash(position)) if skilled else results[0]
@@ -405,16 +410,21 @@ class Searcher:
         return Result(pv[0], pv[1] if len(pv) > 1 else None, score, completed, nodes, elapsed, pv,
                       self._database_draw)
 
-    def _deepen(self, us: int, them: int, kings: int, white: bool, order: list[RawMove], history: list[int],
-                max_depth: int, reversible: int, exact: bool, lines: int
+    def _deepen(self, us: int, them: int, kings: int, white: bool, root_moves: list[RawMove], order: list[RawMove],
+                history: list[int], max_depth: int, reversible: int, exact: bool, lines: int
                 ) -> tuple[int, list[tuple[int, RawMove]], int]:
         """Iterative deepening to ``max_depth``, until a stop or the clock ends it: (the last
-        depth completed, the root moves' results, the depth those results come from)."""
+        depth completed, the root moves' results, the depth those results come from). A helper
+        (:mod:`pedina.smp`) searches every other depth only, ahead of the main search, and keeps
+        each iteration it finishes in its word of the table."""
+        slot = self._node_slot
         results: list[tuple[int, RawMove]] = []
         completed = 0
         results_depth = 0  # the depth that results' score comes from
         instability = 0.0
         for depth in range(1, max_depth + 1):
+            if slot and depth > 1 and (depth + slot) % 2:
+                continue
             self._begin_iteration(history)
             try:
                 found = self._root(us, them, kings, white, order, depth, reversible, exact)
@@ -431,6 +441,9 @@ class Searcher:
             best_first = [m for _, m in found]
             order = best_first + [m for m in order if m not in best_first]
             completed = results_depth = depth
+            if slot:
+                self.tt.counters[MAX_PROCESSES + slot] = finished_iteration(
+                    self.node_tag, depth, root_moves.index(results[0][1]), results[0][0])
             self._report(us, them, kings, white, results[:lines], depth)
             if self._stop_now(results[0][0], depth, instability):
                 break

@@ -5,10 +5,13 @@ Python threads cannot search in parallel (one interpreter lock), so the ``thread
 :class:`~pedina.search.Searcher`, the main search. They share its transposition table, made
 ``shared`` (:mod:`pedina.tt`): every search the main one starts, each helper searches the
 same position too, deepening on its own until the main search ends, and what any of them
-stores the others find. The main search alone decides and reports; the helpers are worth
-their cores through the cut-offs and moves they leave in the table, as Stockfish's "lazy"
-threads are. Each helper writes its node count in its word of the table's
-:attr:`~pedina.tt.TranspositionTable.counters`, tagged with the search it counts for.
+stores the others find. The main search reports and answers; the helpers are worth their
+cores through the cut-offs and moves they leave in the table, as Stockfish's "lazy" threads
+are, and through their own results: a helper searches every other depth (1, 3, 5...), so it
+runs ahead of the main search, and when the main search ends, the deepest iteration any
+helper finished answers if it is deeper than the main search's own. Each helper writes its
+node count and its last finished iteration in its words of the table's
+:attr:`~pedina.tt.TranspositionTable.counters`, tagged with the search they are for.
 
 Guarantees:
 
@@ -39,7 +42,7 @@ from pedina.board import Board
 from pedina.move import Move
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
-from pedina.tt import AGE_MASK, TranspositionTable
+from pedina.tt import AGE_MASK, MAX_PROCESSES, TranspositionTable
 
 #: How long :meth:`HelperPool.wait_ready` waits for the helpers to start (seconds): an
 #: interpreter and the engine's modules each, on a machine that may be busy.
@@ -49,6 +52,16 @@ START_TIMEOUT: Final = 30.0
 TAG_SHIFT: Final = 40
 TAG_MASK: Final = (1 << 21) - 1
 NODES_MASK: Final = (1 << TAG_SHIFT) - 1
+#: A finished iteration is ``tag << TAG_SHIFT | depth << DEPTH_SHIFT | index << INDEX_SHIFT |
+#: score + SCORE_OFFSET`` (``index``: the best move's among the position's generated moves).
+DEPTH_SHIFT: Final = 24
+INDEX_SHIFT: Final = 16
+SCORE_OFFSET: Final = 1 << 15
+
+
+def finished_iteration(tag: int, depth: int, index: int, score: int) -> int:
+    """The word a helper keeps for its last finished iteration (see :data:`DEPTH_SHIFT`)."""
+    return tag << TAG_SHIFT | depth << DEPTH_SHIFT | index << INDEX_SHIFT | (score + SCORE_OFFSET)
 
 
 class HelperPool:
@@ -103,6 +116,20 @@ class HelperPool:
             if word >> TAG_SHIFT == self._tag:
                 total += word & NODES_MASK
         return total
+
+    def deepest(self) -> tuple[int, int, int] | None:
+        """(depth, move index, score) of the deepest iteration a helper finished since the last
+        :meth:`begin`, ``None`` before any."""
+        counters = self.counters
+        best: tuple[int, int, int] | None = None
+        for slot in range(1, len(self._connections) + 1):
+            word = counters[MAX_PROCESSES + slot]
+            if word >> TAG_SHIFT != self._tag:
+                continue
+            depth = word >> DEPTH_SHIFT & 127
+            if best is None or depth > best[0]:
+                best = (depth, word >> INDEX_SHIFT & 255, (word & 0xFFFF) - SCORE_OFFSET)
+        return best
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
         """Wait until every helper has started, up to ``timeout`` seconds in all (one that has
@@ -214,4 +241,4 @@ def helper_main() -> None:
         thread = searcher.start(board, Limits(infinite=True), None, on_done)
 
 
-__all__ = ["HelperPool", "NODES_MASK", "START_TIMEOUT", "TAG_SHIFT", "helper_main"]
+__all__ = ["DEPTH_SHIFT", "HelperPool", "NODES_MASK", "START_TIMEOUT", "TAG_SHIFT", "finished_iteration", "helper_main"]

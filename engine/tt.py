@@ -129,10 +129,10 @@ def is_move(move: RawMove, ends: int, taken: int) -> bool:
     return frm | to == ends and captured == taken
 
 
-#: Words after a shared table's buckets where each helper process keeps its node count (one a
-#: process, :data:`MAX_PROCESSES` at most; see :mod:`pedina.smp`).
+#: Words after a shared table's buckets where each helper process keeps its node count and its
+#: last finished iteration (two a process, :data:`MAX_PROCESSES` at most; see :mod:`pedina.smp`).
 MAX_PROCESSES: Final = 64
-COUNTER_BYTES: Final = 8 * MAX_PROCESSES
+COUNTER_BYTES: Final = 16 * MAX_PROCESSES
 
 
 def _zeroed(size: int) -> bytearray | mmap.mmap:
@@ -196,8 +196,8 @@ class TranspositionTable:
     positions the table holds when full. A ``shared`` table lives in memory other processes
     can map: :attr:`handle` names it there (a file descriptor on Linux, else a shared memory
     name) and ``TranspositionTable(mb, handle=...)`` in that process maps it (taking over the
-    descriptor), the same size; :attr:`counters` are its :data:`MAX_PROCESSES` words for the
-    processes' node counts. A table of one process has no counters.
+    descriptor), the same size; :attr:`counters` are its words for the processes' node counts
+    and finished iterations. A table of one process has no counters.
     """
 
     def __init__(self, mb: float = 64, shared: bool = False, handle: int | str | None = None) -> None:

@@ -21,9 +21,9 @@ import pytest
 from pedina import START_HUB, Board
 from pedina.search import Result, Searcher
 from pedina.settings import EngineSettings
-from pedina.smp import NODES_MASK, TAG_SHIFT
+from pedina.smp import DEPTH_SHIFT, NODES_MASK, TAG_SHIFT
 from pedina.timeman import Limits
-from pedina.tt import TranspositionTable, key_of
+from pedina.tt import MAX_PROCESSES, TranspositionTable, key_of
 from test_hub import Hub, done_moves
 from test_hub_fuzz import run_fuzz
 from timing import HANG, allowed, wait_until
@@ -119,6 +119,33 @@ def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> No
         assert result is not None and result.best in Board().legal_moves()
         assert result.nodes >= searcher.nodes + 20_000  # the main search's nodes and the helper's
         assert searcher.problems() == []
+    finally:
+        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+
+
+def test_a_helper_deeper_than_the_main_search_answers() -> None:
+    searcher = Searcher(TWO)
+    shown: list[int] = []
+    done = threading.Event()
+    results: list[Result | None] = []
+
+    def on_done(result: Result | None, error: Exception | None) -> None:
+        results.append(result)
+        done.set()
+
+    def helper_ahead() -> bool:
+        word = searcher.tt.counters[MAX_PROCESSES + 1]
+        return word >> TAG_SHIFT != 0 and bool(shown) and word >> DEPTH_SHIFT & 127 > max(shown) >= 6
+
+    try:
+        searcher.start(Board(), Limits(infinite=True), lambda info: shown.append(info.depth), on_done)
+        wait_until(helper_ahead, what="a helper's iteration deeper than the main search's")
+        helper_depth = searcher.tt.counters[MAX_PROCESSES + 1] >> DEPTH_SHIFT & 127
+        searcher.stop()
+        assert done.wait(HANG)
+        result = results[0]
+        assert result is not None and result.best in Board().legal_moves()
+        assert result.depth >= helper_depth  # the helper's depth (or the main search caught up)
     finally:
         searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
