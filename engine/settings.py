@@ -89,7 +89,6 @@ class EngineSettings:
     """
 
     hash_mb: int = 64
-    threads: int = 1
     multipv: int = 1
     move_overhead_ms: int = 0
     skill: int = 20
@@ -98,6 +97,7 @@ class EngineSettings:
     book: bool = True
     book_variety: int = 0
     book_path: str = ""
+    threads: int = 1
 
     def __post_init__(self) -> None:
         for setting in SETTINGS:

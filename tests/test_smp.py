@@ -8,12 +8,14 @@ sends, a process that is gone), never on how much faster two processes search: t
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -172,19 +174,24 @@ def engine_pid(engine: Hub) -> int:
     return pid
 
 
-def start_two(tmp_path: Path) -> Hub:
+@contextlib.contextmanager
+def analysing_on_two(tmp_path: Path) -> Iterator[Hub]:
+    """``pedina hub --threads 2`` analysing the start position, its first line reported; closed
+    at the end."""
     engine = Hub("--threads", "2", log=tmp_path / "hub.log")
-    engine.handshake()
-    return engine
+    try:
+        engine.handshake()
+        engine.send(f"pos pos={START_HUB}")
+        engine.send("go analyze")
+        engine.lines_until_info(lambda fields: True)
+        yield engine
+    finally:
+        engine.close()
 
 
 @needs_proc
 def test_with_two_threads_stop_and_ping_are_answered_within_100_ms(tmp_path: Path) -> None:
-    engine = start_two(tmp_path)
-    try:
-        engine.send(f"pos pos={START_HUB}")
-        engine.send("go analyze")
-        engine.lines_until_info(lambda fields: True)
+    with analysing_on_two(tmp_path) as engine:
         assert len(descendants(engine_pid(engine))) == 1  # the helper searches beside the engine
         engine.send("ping")
         engine.expect_line("pong")
@@ -193,17 +200,11 @@ def test_with_two_threads_stop_and_ping_are_answered_within_100_ms(tmp_path: Pat
         assert engine.logged_latency("ping", "pong") < allowed(0.1)
         assert engine.logged_latency("stop", "done") < allowed(0.1)
         done_moves(Board(), done)
-    finally:
-        engine.close()
 
 
 @needs_proc
 def test_a_helper_killed_mid_search_costs_no_answer_and_is_reported(tmp_path: Path) -> None:
-    engine = start_two(tmp_path)
-    try:
-        engine.send(f"pos pos={START_HUB}")
-        engine.send("go analyze")
-        engine.lines_until_info(lambda fields: True)
+    with analysing_on_two(tmp_path) as engine:
         (helper,) = descendants(engine_pid(engine))
         os.kill(helper, signal.SIGKILL)
         wait_until(lambda: gone(helper), what="the helper's end")
@@ -220,23 +221,15 @@ def test_a_helper_killed_mid_search_costs_no_answer_and_is_reported(tmp_path: Pa
         assert log.count("search helper 1 died") == 1, log[-2000:]
         engine.send("ping")
         engine.expect_line("pong")
-    finally:
-        engine.close()
 
 
 @needs_proc
 def test_no_helper_outlives_an_engine_killed_with_sigkill(tmp_path: Path) -> None:
-    engine = start_two(tmp_path)
-    try:
-        engine.send(f"pos pos={START_HUB}")
-        engine.send("go analyze")
-        engine.lines_until_info(lambda fields: True)
+    with analysing_on_two(tmp_path) as engine:
         helpers = descendants(engine_pid(engine))
         assert helpers
         os.kill(engine_pid(engine), signal.SIGKILL)
         wait_until(lambda: all(gone(pid) for pid in helpers), what="the helpers' end")
-    finally:
-        engine.child.close(force=True)
 
 
 def test_the_fuzz_storm_with_two_threads() -> None:
