@@ -85,9 +85,15 @@ class HelperPool:
             ours, theirs = Pipe()
             command = [sys.executable, "-c", "from pedina.smp import helper_main; helper_main()",
                        str(theirs.fileno()), str(table.handle), repr(table.mb), str(slot)]
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno(), *passed])
-            theirs.close()
+            try:
+                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno(), *passed])
+            except OSError as error:  # no process to be had (a limit, no memory): search with fewer
+                ours.close()
+                self._failures.append(f"search helper {slot} could not start: {error}")
+                break
+            finally:
+                theirs.close()
             self._connections.append(ours)
             self._processes.append(process)
             self._ready.append(False)

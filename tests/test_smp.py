@@ -152,6 +152,19 @@ def test_a_helper_deeper_than_the_main_search_answers() -> None:
         searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
 
+def test_a_helper_that_cannot_be_started_is_said_and_the_search_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_process(*args: object, **kwargs: object) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)  # the module pedina.smp starts helpers with
+    searcher = Searcher(TWO)
+    searcher.prepare()
+    result = searcher.search(Board(), Limits(depth=6))
+    assert result.best in Board().legal_moves() and result.nodes == searcher.nodes
+    assert searcher.problems() == ["search helper 1 could not start: [Errno 11] Resource temporarily unavailable"]
+    assert searcher.search(Board(), Limits(depth=6)).best is not None and searcher.problems() == []  # said once
+
+
 def test_a_weakened_engine_searches_without_helpers() -> None:
     searcher = Searcher(EngineSettings(threads=2, hash_mb=4, egdb_path="", book=False, skill=10))
     result = searcher.search(Board(), Limits(depth=5))
