@@ -44,6 +44,9 @@ from pedina.settings import EngineSettings
 from pedina.timeman import Limits
 from pedina.tt import AGE_MASK, MAX_PROCESSES, TranspositionTable
 
+#: What a helper process runs. ``-c`` puts the working directory first on the module path: taken
+#: off, so that a ``pedina`` folder where the engine was started is never what a helper runs.
+HELPER_PROGRAM: Final = "import sys; del sys.path[0]; from pedina.smp import helper_main; helper_main()"
 #: How long :meth:`HelperPool.wait_ready` waits for the helpers to start (seconds): an
 #: interpreter and the engine's modules each, on a machine that may be busy.
 START_TIMEOUT: Final = 30.0
@@ -83,8 +86,8 @@ class HelperPool:
         passed = [table.handle] if isinstance(table.handle, int) else []
         for slot in range(1, count + 1):
             ours, theirs = Pipe()
-            command = [sys.executable, "-c", "from pedina.smp import helper_main; helper_main()",
-                       str(theirs.fileno()), str(table.handle), repr(table.mb), str(slot)]
+            command = [sys.executable, "-c", HELPER_PROGRAM, str(theirs.fileno()), str(table.handle), repr(table.mb),
+                       str(slot)]
             try:
                 process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                            stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno(), *passed])

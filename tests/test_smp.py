@@ -249,6 +249,17 @@ def test_the_fuzz_storm_with_two_threads() -> None:
     run_fuzz(2000, 20261205, "--threads", "2")
 
 
+def test_a_helper_never_runs_a_pedina_of_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = tmp_path / "pedina"
+    planted.mkdir()
+    (planted / "__init__.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    searcher = Searcher(TWO)
+    searcher.prepare()  # the helper has started: it imported the engine
+    assert searcher.problems() == [] and not (tmp_path / "ran").exists()
+    searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+
+
 def test_a_pure_script_without_a_main_guard_can_search_on_two_threads(tmp_path: Path) -> None:
     # The helpers are new interpreters that import the engine, not the caller's script.
     script = tmp_path / "two.py"
