@@ -51,9 +51,6 @@ class Setting:
 #: Every setting, in the order the Hub engine announces them.
 SETTINGS: Final = (
     Setting("hash_mb", "search", "tt-size", "--hash", "Hash table size in MB.", 1, 4096),
-    Setting("threads", "search", "threads", "--threads",
-            "Processes searching, one a core: the main search and its helpers, which share its hash table.",
-            1, MAX_PROCESSES),
     Setting("multipv", "lines", "multipv", "--multipv", "Lines reported: the best moves, each with its line.", 1, 64),
     Setting("move_overhead_ms", "search", "move-overhead", "--move-overhead",
             "Milliseconds kept in hand on every timed move, for delays the engine's clock cannot see "
@@ -67,6 +64,9 @@ SETTINGS: Final = (
             "Play any book move within this many hundredths of a man of the best one.", 0, MAX_VARIETY),
     Setting("book_path", "book", "book-file", "--book-file", "Play from the opening book in this file (see `pedina book`).",
             metavar="FILE", default_help="the book shipped with Pedina"),
+    Setting("threads", "search", "threads", "--threads",
+            "Processes searching, one a core: the main search and its helpers, which share its hash table.",
+            1, MAX_PROCESSES),
 )
 
 
