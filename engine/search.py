@@ -69,8 +69,8 @@ from pedina.smp import TAG_SHIFT, HelperPool, finished_iteration
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import (
-    EXACT, KEY_MASK, MAX_PROCESSES, LOWER, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound, stored_depth,
-    stored_ends, stored_forced, stored_score,
+    EXACT, KEY_MASK, LOWER, MAX_PROCESSES, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound,
+    stored_depth, stored_ends, stored_forced, stored_score,
 )
 
 #: Depth of the short search that scores a lone legal move before it is played.
@@ -200,7 +200,7 @@ class Searcher:
         self._evaluate = self.evaluator.evaluate
         self.tt = table if table is not None else TranspositionTable(settings.hash_mb, shared=settings.threads > 1)
         self._helpers: HelperPool | None = None
-        self._helping = False  # the helpers search with this search
+        self._helping: HelperPool | None = None  # the helpers of the running search, when it has them
         # A helper process's searcher (pedina.smp) keeps its node count in its word of the
         # shared table, tagged with the main search's node_tag.
         self._node_slot = node_slot
@@ -380,7 +380,7 @@ class Searcher:
         order = list(root_moves)
         # Helpers would only make a weakened engine stronger, and a settled root needs none.
         helpers = self._start_helpers() if max_depth > FORCED_MOVE_DEPTH and not skilled else None
-        self._helping = helpers is not None
+        self._helping = helpers
         if helpers is not None:
             helpers.begin(board, self.tt.age)
         try:
@@ -804,8 +804,8 @@ class Searcher:
 
     def _all_nodes(self) -> int:
         """The nodes of this search, its helpers' too."""
-        helpers = self._helpers
-        return self.nodes + (helpers.nodes() if helpers is not None and self._helping else 0)
+        helpers = self._helping
+        return self.nodes + (helpers.nodes() if helpers is not None else 0)
 
     def _mean_depth(self) -> float:
         leaves = self._leaf_sum >> 32

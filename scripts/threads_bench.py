@@ -47,7 +47,8 @@ def main(fen: str, depth: int, runs: int, counts: str, hash_mb: int) -> None:
         median_time = statistics.median(times[count])
         median_rate = statistics.median(rates[count])
         click.echo(f"threads {count}: median {median_time:.3f} s to depth {depth} "
-                   f"({base_time / median_time:.2f}x faster), {median_rate:,.0f} nodes/s ({median_rate / base_rate:.2f}x)")
+                   f"({base_time / median_time:.2f}x faster), "
+                   f"{median_rate:,.0f} nodes/s ({median_rate / base_rate:.2f}x)")
 
 
 if __name__ == "__main__":

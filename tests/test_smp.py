@@ -81,7 +81,8 @@ def test_a_table_is_shared_by_name_where_there_is_no_memfd(monkeypatch: pytest.M
     assert isinstance(name, str)
     key = key_of(54321)
     script = ("import sys; from pedina.tt import TranspositionTable, EXACT; "
-              "table = TranspositionTable(1, handle=sys.argv[1]); table.store(int(sys.argv[2]), 5, EXACT, 7, None, False)")
+              "table = TranspositionTable(1, handle=sys.argv[1]); "
+              "table.store(int(sys.argv[2]), 5, EXACT, 7, None, False)")
     result = subprocess.run([sys.executable, "-c", script, name, str(key)], capture_output=True, text=True,
                             timeout=HANG)
     assert result.returncode == 0 and result.stderr == "", result.stderr  # no resource tracker's warning
