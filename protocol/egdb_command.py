@@ -68,7 +68,12 @@ def _mover(white: bool) -> str:
 
 def _report_line(report: SliceReport) -> str:
     wins, losses, draws = report.counts
-    timing = "already built" if report.seconds is None else f"{report.seconds:8.2f} s"
+    if report.seconds is None:
+        timing = "already built"
+    else:
+        cpu = "" if report.cpu_seconds is None else f"  cpu {report.cpu_seconds:8.1f} s"
+        peak = "" if report.peak_bytes is None else f"  peak {report.peak_bytes / 2**20:7,.0f} MB"
+        timing = f"wall {report.seconds:8.1f} s{cpu}{peak}"
     return (f"{slice_name(report.signature):<16} {report.positions:>12,} positions  "
             f"win {wins:>11,}  loss {losses:>11,}  draw {draws:>11,}  {report.file_bytes:>11,} bytes  {timing}")
 
@@ -90,14 +95,15 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
     """Build the tables with at most PIECES pieces, smallest first.
 
     Tables already in the folder are kept: an interrupted build goes on with the
-    tables it was building. One line per table: positions, results for the side to
-    move, file size and build time.
+    tables it was building. One line per table as its job ends: positions, results
+    for the side to move, file size, and the job's wall and CPU time and its
+    process's peak memory; then the totals.
     """
     folder = _folder(directory)
     if cluster is not None and workers is not None:
         raise click.ClickException("--workers is for this machine; on a cluster, each worker's threads are its own")
     total = 2 * sum(job_positions(job) for job in build_jobs(pieces))
-    reports: list[SliceReport] = []
+    jobs: list[list[SliceReport]] = []
     started = time.perf_counter()
     try:
         with ExitStack() as stack:
@@ -114,19 +120,34 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
             bar = stack.enter_context(click.progressbar(
                 length=total, label=f"building up to {pieces} pieces in {folder}{where}", show_eta=True,
                 file=sys.stderr))
+
+            def job_ended(job_reports: list[SliceReport]) -> None:
+                jobs.append(job_reports)
+                if sys.stderr.isatty():  # the lines go above the bar, which is drawn again below them
+                    click.echo("\r\x1b[K", nl=False, err=True)
+                for report in job_reports:
+                    click.echo(_report_line(report))
+                if sys.stderr.isatty():
+                    bar.render_progress()
+
             built = build_databases(folder, pieces, distance_pieces, workers or 1, progress=bar.update,
-                                    on_job=reports.extend, runner=runner)
+                                    on_job=job_ended, runner=runner)
     except (BuildError, TableFileError, OSError) as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
-        click.echo(f"interrupted: {len(reports)} tables are built in {folder}; run the same command again "
-                   "to build the rest", err=True)
+        click.echo(f"interrupted: {sum(len(job) for job in jobs)} tables are built in {folder}; run the same "
+                   "command again to build the rest", err=True)
         sys.exit(130)
-    for report in built:
-        click.echo(_report_line(report))
     size = sum(report.file_bytes for report in built)
     click.echo(f"{len(built)} tables, {sum(report.positions for report in built):,} positions, "
                f"{size:,} bytes, in {time.perf_counter() - started:.1f} s")
+    solved = [job[0] for job in jobs if job[0].seconds is not None]
+    if solved:
+        cpu = sum(report.cpu_seconds or 0.0 for report in solved)
+        peaks = [report.peak_bytes for report in solved if report.peak_bytes is not None]
+        largest = f", the largest job's peak memory {max(peaks) / 2**20:,.0f} MB" if peaks else ""
+        click.echo(f"{len(solved)} jobs solved: {sum(report.seconds or 0.0 for report in solved):,.1f} s of "
+                   f"jobs, {cpu:,.1f} s of CPU{largest}")
 
 
 @egdb.command("probe")

@@ -44,6 +44,7 @@ from pedina.egdb import (
     verify_databases,
     verify_table,
 )
+from pedina.egdb.build import build_job
 from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
 from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
 from pedina.movegen import generate
@@ -499,13 +500,23 @@ def test_an_interrupted_build_resumes_with_the_missing_table(three: str, tmp_pat
 
 
 def test_reports_pickle_for_worker_processes_and_cluster_tasks() -> None:
-    report = SliceReport((0, 2, 0, 1), 14_880, (14_846, 0, 34), 5_229, 1.5)
+    report = SliceReport((0, 2, 0, 1), 14_880, (14_846, 0, 34), 5_229, 1.5, 1.25, 40_000_000)
     back = pickle.loads(pickle.dumps(report))
-    assert (back.signature, back.positions, back.counts, back.file_bytes, back.seconds) == (
-        (0, 2, 0, 1), 14_880, (14_846, 0, 34), 5_229, 1.5)
+    assert (back.signature, back.positions, back.counts, back.file_bytes, back.seconds, back.cpu_seconds,
+            back.peak_bytes) == ((0, 2, 0, 1), 14_880, (14_846, 0, 34), 5_229, 1.5, 1.25, 40_000_000)
     checked = pickle.loads(pickle.dumps(VerifyReport((0, 2, 0, 1), 14_880, 1, ["W:WK1,K2:BK13: ..."], True)))
     assert (checked.signature, checked.errors, checked.examples, checked.ok) == (
         (0, 2, 0, 1), 1, ["W:WK1,K2:BK13: ..."], False)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="the peak is a job's own only on Linux")
+def test_a_jobs_peak_memory_is_its_own_not_its_processes_earlier_work(tmp_path: Path) -> None:
+    earlier = bytearray(600 * 2**20)
+    earlier[::4096] = b"x" * len(earlier[::4096])  # every page touched: resident
+    del earlier
+    (report, *_) = build_job(str(tmp_path), build_jobs(2)[0], True)
+    assert report.peak_bytes is not None and 0 < report.peak_bytes < 400 * 2**20
+    assert report.cpu_seconds is not None and report.seconds is not None and 0 <= report.cpu_seconds
 
 
 def test_a_build_in_two_processes_writes_the_same_files(three: str, tmp_path: Path) -> None:
@@ -527,9 +538,12 @@ def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
     folder = str(tmp_path / "db")
     built = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder)
     assert built.returncode == 0, built.stderr
-    assert "slice-0-1-0-1" in built.stdout and built.stdout.rstrip().splitlines()[-1].startswith("4 tables")
+    lines = built.stdout.rstrip().splitlines()
+    jobs = len(build_jobs(2))
+    assert lines[-2].startswith("4 tables") and lines[-1].startswith(f"{jobs} jobs solved:"), lines
+    assert all(re.search(r"wall +[\d.]+ s  cpu +[\d.]+ s  peak +[\d,]+ MB$", line) for line in lines[:4]), lines
     again = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder)
-    assert again.stdout.count("already built") == 4
+    assert again.stdout.count("already built") == 4 and "jobs solved" not in again.stdout
     probed = run_pedina("egdb", "probe", "W:WK14:BK10", "--dir", folder, "--moves")
     assert probed.returncode == 0, probed.stderr
     assert probed.stdout.splitlines() == [

@@ -29,6 +29,7 @@ irreversible move comes, which is what the 40-move count needs).
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from array import array
@@ -110,10 +111,11 @@ class BuildError(Exception):
 
 
 class SliceReport:
-    """What building (or finding) one table gave: its positions, results and file."""
+    """What building (or finding) one table gave: its positions, results and file, and what
+    solving its job cost."""
 
     def __init__(self, signature: Signature, positions: int, counts: tuple[int, int, int], file_bytes: int,
-                 seconds: float | None) -> None:
+                 seconds: float | None, cpu_seconds: float | None = None, peak_bytes: int | None = None) -> None:
         self.signature = signature
         #: Positions of the table (holes left out).
         self.positions = positions
@@ -122,11 +124,46 @@ class SliceReport:
         self.file_bytes = file_bytes
         #: Time to solve the job the table belongs to; ``None`` when it was already built.
         self.seconds = seconds
+        #: CPU time of the thread that solved the job (``None``: already built).
+        self.cpu_seconds = cpu_seconds
+        #: Peak resident memory of the process that solved the job, in bytes, while it did on
+        #: Linux, over the process's life elsewhere (``None``: already built, or not known).
+        self.peak_bytes = peak_bytes
 
-    def __reduce__(self) -> tuple[type[SliceReport], tuple[Signature, int, tuple[int, int, int], int, float | None]]:
+    def __reduce__(self) -> tuple[type[SliceReport], tuple[Signature, int, tuple[int, int, int], int, float | None,
+                                                          float | None, int | None]]:
         # Rebuilt from its fields when pickled (reports come back from worker processes and
         # cluster tasks): a class compiled by mypyc does not pickle by itself.
-        return SliceReport, (self.signature, self.positions, self.counts, self.file_bytes, self.seconds)
+        return SliceReport, (self.signature, self.positions, self.counts, self.file_bytes, self.seconds,
+                             self.cpu_seconds, self.peak_bytes)
+
+
+def _restart_peak_memory() -> None:
+    """Count this process's peak memory from now on where the system allows it (Linux resets
+    it on a write to ``/proc/self/clear_refs``); elsewhere the peak stays the process's life's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as control:
+            control.write("5")
+    except OSError:
+        pass
+
+
+def _peak_memory() -> int | None:
+    """This process's peak resident memory in bytes (see :func:`_restart_peak_memory`), or
+    ``None`` where the system does not say (Windows)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, Linux KB
 
 
 class _Part:
@@ -387,22 +424,28 @@ def built_report(directory: str, signature: Signature) -> SliceReport | None:
 
 def build_job(directory: str, job: Job, distances: bool,
               progress: Progress | None = None) -> list[SliceReport]:
-    """Solve one job from the tables in ``directory`` and write its tables there."""
+    """Solve one job from the tables in ``directory`` and write its tables there; their reports
+    give the job's wall and CPU time (writing included) and its process's peak memory."""
     database = EndgameDatabase(directory)
+    _restart_peak_memory()
     started = time.perf_counter()
+    cpu_started = time.thread_time()
     try:
         solved = solve_job(job, database, distances, progress)
     finally:
         database.close()
-    seconds = time.perf_counter() - started
-    reports = []
+    written = []
     for signature, codes in zip(job, solved):
         index = SliceIndex(signature)
         counts = result_counts(codes, index.size - index.positions_count)
         size = write_table(table_path(directory, signature), signature, filled_holes(codes, index.validity()),
                            distances, counts)
-        reports.append(SliceReport(signature, index.positions_count, counts, size, seconds))
-    return reports
+        written.append((signature, index.positions_count, counts, size))
+    seconds = time.perf_counter() - started
+    cpu_seconds = time.thread_time() - cpu_started
+    peak = _peak_memory()
+    return [SliceReport(signature, positions, counts, size, seconds, cpu_seconds, peak)
+            for signature, positions, counts, size in written]
 
 
 def build_job_files(job: Job, inputs: dict[Signature, bytes], distances: bool) -> JobFiles:
