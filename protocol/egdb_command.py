@@ -68,7 +68,9 @@ def _mover(white: bool) -> str:
 
 def _report_line(report: SliceReport) -> str:
     wins, losses, draws = report.counts
-    if report.seconds is None:
+    if report.copied:
+        timing = "copied from the shipped tables"
+    elif report.seconds is None:
         timing = "already built"
     else:
         cpu = "" if report.cpu_seconds is None else f"  cpu {report.cpu_seconds:8.1f} s"
@@ -95,7 +97,9 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
     """Build the tables with at most PIECES pieces, smallest first.
 
     Tables already in the folder are kept: an interrupted build goes on with the
-    tables it was building. One line per table as its job ends: positions, results
+    tables it was building. The shipped tables (up to 5 pieces, with distances) are
+    copied rather than solved where they are what the build asks for. One line per
+    table as its job ends: positions, results
     for the side to move, file size, and the job's wall and CPU time and its
     process's peak memory; then the totals.
     """
@@ -131,7 +135,7 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
                     bar.render_progress()
 
             built = build_databases(folder, pieces, distance_pieces, workers or 1, progress=bar.update,
-                                    on_job=job_ended, runner=runner)
+                                    on_job=job_ended, runner=runner, copy_from=shipped_directory())
     except (BuildError, TableFileError, OSError) as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:

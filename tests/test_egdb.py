@@ -34,8 +34,10 @@ from pedina.egdb import (
     VerifyReport,
     all_signatures,
     build_databases,
+    build_job,
     build_jobs,
     dependencies,
+    installed_database,
     job_positions,
     shipped_database,
     shipped_directory,
@@ -44,7 +46,6 @@ from pedina.egdb import (
     verify_databases,
     verify_table,
 )
-from pedina.egdb.build import build_job
 from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
 from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
 from pedina.movegen import generate
@@ -509,6 +510,35 @@ def test_reports_pickle_for_worker_processes_and_cluster_tasks() -> None:
         (0, 2, 0, 1), 1, ["W:WK1,K2:BK13: ..."], False)
 
 
+def test_a_build_copies_the_shipped_tables_where_they_are_what_it_would_write(
+        three_without_distances: str, tmp_path: Path) -> None:
+    copies = build_databases(str(tmp_path / "copies"), 3, copy_from=shipped_directory())
+    assert all(report.copied and report.seconds is None for report in copies)
+    for report in copies:
+        name = slice_name(report.signature) + ".egdb"
+        assert (tmp_path / "copies" / name).read_bytes() == Path(shipped_directory(), name).read_bytes()
+    # The shipped 3-piece tables have distances, so a build without them solves those.
+    mixed = build_databases(str(tmp_path / "mixed"), 3, distance_pieces=2, copy_from=shipped_directory())
+    assert {report.copied for report in mixed if sum(report.signature) == 2} == {True}
+    assert {report.copied for report in mixed if sum(report.signature) == 3} == {False}
+    for report in mixed:
+        name = slice_name(report.signature) + ".egdb"
+        assert (tmp_path / "mixed" / name).read_bytes() == Path(three_without_distances, name).read_bytes()
+
+
+def test_the_engine_probes_the_users_tables_where_they_go_further_than_the_shipped_ones(
+        three: str, tmp_path: Path) -> None:
+    two = str(tmp_path / "two")
+    build_databases(two, 2)
+    chosen = installed_database(user_folder=three, shipped_folder=two)
+    assert chosen is not None and (chosen.directory, chosen.pieces) == (three, 3)
+    chosen = installed_database(user_folder=two, shipped_folder=three)
+    assert chosen is not None and chosen.directory == three
+    chosen = installed_database(user_folder=str(tmp_path / "none"), shipped_folder=two)
+    assert chosen is not None and chosen.directory == two
+    assert installed_database(user_folder=str(tmp_path / "none"), shipped_folder=str(tmp_path / "none")) is None
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="the peak is a job's own only on Linux")
 def test_a_jobs_peak_memory_is_its_own_not_its_processes_earlier_work(tmp_path: Path) -> None:
     earlier = bytearray(600 * 2**20)
@@ -536,15 +566,18 @@ def run_pedina(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
     folder = str(tmp_path / "db")
-    built = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder)
+    built = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder, "--distances", "0")  # not as shipped
     assert built.returncode == 0, built.stderr
     lines = built.stdout.rstrip().splitlines()
     jobs = len(build_jobs(2))
     assert lines[-2].startswith("4 tables") and lines[-1].startswith(f"{jobs} jobs solved:"), lines
     assert all(re.search(r"wall +[\d.]+ s  cpu +[\d.]+ s  peak +[\d,]+ MB$", line) for line in lines[:4]), lines
-    again = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder)
+    again = run_pedina("egdb", "build", "--pieces", "2", "--dir", folder, "--distances", "0")
     assert again.stdout.count("already built") == 4 and "jobs solved" not in again.stdout
-    probed = run_pedina("egdb", "probe", "W:WK14:BK10", "--dir", folder, "--moves")
+    copies = str(tmp_path / "copies")
+    copied = run_pedina("egdb", "build", "--pieces", "2", "--dir", copies)
+    assert copied.returncode == 0 and copied.stdout.count("copied from the shipped tables") == 4, copied.stdout
+    probed = run_pedina("egdb", "probe", "W:WK14:BK10", "--dir", copies, "--moves")
     assert probed.returncode == 0, probed.stderr
     assert probed.stdout.splitlines() == [
         "W:WK14:BK10  White to move: win (1 plies to the next capture or man move, or the end)",

@@ -27,6 +27,7 @@ from pedina.egdb.build import (
     build_databases,
     build_job,
     build_job_files,
+    copied_job,
     job_positions,
     solve_job,
 )
@@ -36,6 +37,7 @@ from pedina.egdb.probe import (
     EndgameDatabase,
     EndgameDatabaseError,
     default_directory,
+    installed_database,
     open_endgame_database,
     shipped_database,
     shipped_directory,
@@ -57,7 +59,7 @@ from pedina.egdb.verify import VerifyReport, verify_databases, verify_table
 __all__ = [
     "SHIPPED_PIECES", "BuildError", "DatabaseValue", "EndgameDatabase", "EndgameDatabaseError", "Job", "JobFiles", "JobRunner",
     "Signature", "SliceIndex", "SliceReport", "TableFile", "TableFileError", "VerifyReport", "all_signatures",
-    "build_databases", "build_job", "build_job_files", "build_jobs", "default_directory", "dependencies",
+    "build_databases", "build_job", "build_job_files", "build_jobs", "copied_job", "default_directory", "dependencies", "installed_database",
     "job_dependencies", "job_positions", "open_endgame_database", "shipped_database", "shipped_directory", "slice_name", "solve_job",
     "table_path", "verify_databases", "verify_table", "write_whole",
 ]

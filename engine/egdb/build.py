@@ -29,6 +29,7 @@ irreversible move comes, which is what the 40-move count needs).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -115,7 +116,8 @@ class SliceReport:
     solving its job cost."""
 
     def __init__(self, signature: Signature, positions: int, counts: tuple[int, int, int], file_bytes: int,
-                 seconds: float | None, cpu_seconds: float | None = None, peak_bytes: int | None = None) -> None:
+                 seconds: float | None, cpu_seconds: float | None = None, peak_bytes: int | None = None,
+                 copied: bool = False) -> None:
         self.signature = signature
         #: Positions of the table (holes left out).
         self.positions = positions
@@ -129,13 +131,15 @@ class SliceReport:
         #: Peak resident memory of the process that solved the job, in bytes, while it did on
         #: Linux, over the process's life elsewhere (``None``: already built, or not known).
         self.peak_bytes = peak_bytes
+        #: Whether the table was copied from another folder (the shipped tables) rather than solved.
+        self.copied = copied
 
     def __reduce__(self) -> tuple[type[SliceReport], tuple[Signature, int, tuple[int, int, int], int, float | None,
-                                                          float | None, int | None]]:
+                                                          float | None, int | None, bool]]:
         # Rebuilt from its fields when pickled (reports come back from worker processes and
         # cluster tasks): a class compiled by mypyc does not pickle by itself.
         return SliceReport, (self.signature, self.positions, self.counts, self.file_bytes, self.seconds,
-                             self.cpu_seconds, self.peak_bytes)
+                             self.cpu_seconds, self.peak_bytes, self.copied)
 
 
 def _restart_peak_memory() -> None:
@@ -422,6 +426,30 @@ def built_report(directory: str, signature: Signature) -> SliceReport | None:
     return report
 
 
+def copied_job(directory: str, job: Job, source: str, distances: bool) -> list[SliceReport] | None:
+    """Copy the tables of ``job`` from the folder ``source`` into ``directory`` when they are
+    there, sound and stored as asked (with distances or without): they are what solving the
+    job would write. Their reports, or ``None`` (nothing copied) when one is not."""
+    found = []
+    for signature in job:
+        try:
+            table = TableFile(table_path(source, signature))
+        except TableFileError:
+            return None
+        fits = (table.signature == signature and table.size == SliceIndex(signature).size
+                and table.distances == distances)
+        found.append(SliceReport(signature, SliceIndex(signature).positions_count, table.counts,
+                                 table.compressed_size, None, copied=True))
+        table.close()
+        if not fits:
+            return None
+    for signature in job:
+        target = table_path(directory, signature)
+        shutil.copyfile(table_path(source, signature), target + ".part")
+        os.replace(target + ".part", target)  # whole or not at all, as a solved table is written
+    return found
+
+
 def build_job(directory: str, job: Job, distances: bool,
               progress: Progress | None = None) -> list[SliceReport]:
     """Solve one job from the tables in ``directory`` and write its tables there; their reports
@@ -506,10 +534,11 @@ class _ProcessPool:
 def build_databases(directory: str, pieces: int, distance_pieces: int = SHIPPED_PIECES, workers: int = 1,
                     progress: Progress | None = None,
                     on_job: Callable[[list[SliceReport]], None] | None = None,
-                    runner: JobRunner | None = None) -> list[SliceReport]:
+                    runner: JobRunner | None = None, copy_from: str | None = None) -> list[SliceReport]:
     """Build every table with at most ``pieces`` pieces into ``directory`` (made if
     needed), tables of at most ``distance_pieces`` pieces with distances; the reports
-    of every table, in build order.
+    of every table, in build order. A job whose tables are in the folder ``copy_from``
+    (the shipped ones), stored as asked, is copied from there (:func:`copied_job`).
 
     Tables already there are kept, so an interrupted build goes on from the jobs it
     was in. A job starts as soon as the tables it reads (:func:`job_dependencies`)
@@ -534,7 +563,12 @@ def build_databases(directory: str, pieces: int, distance_pieces: int = SHIPPED_
     waiting = []
     for job in jobs:
         found = [built_report(directory, signature) for signature in job]
-        if all(report is not None for report in found):
+        copies = None
+        if any(report is None for report in found) and copy_from is not None:
+            copies = copied_job(directory, job, copy_from, sum(job[0]) <= distance_pieces)
+        if copies is not None:
+            finished(job, copies, False)
+        elif all(report is not None for report in found):
             finished(job, [report for report in found if report is not None], False)
         else:
             waiting.append(job)

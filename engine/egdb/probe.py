@@ -53,17 +53,30 @@ class EndgameDatabaseError(ValueError):
 def open_endgame_database(directory: str) -> EndgameDatabase | None:
     """The endgame tables in ``directory`` (``None`` for the empty string: none), or
     :class:`EndgameDatabaseError` when the folder holds no complete set of tables. The
-    shipped tables' folder gives ``None`` in an install that has none."""
+    shipped tables' folder stands for the tables installed (:func:`installed_database`),
+    ``None`` in an install that has none."""
     if not directory:
         return None
     if directory == shipped_directory():
-        return shipped_database()
+        return installed_database()
     if not os.path.isdir(directory):
         raise EndgameDatabaseError(f"no such folder of endgame tables: {directory}")
     database = EndgameDatabase(directory)
     if database.pieces:
         return database
     raise EndgameDatabaseError(f"{directory} holds no complete set of tables (see `pedina egdb build`)")
+
+
+def installed_database(user_folder: str | None = None, shipped_folder: str | None = None) -> EndgameDatabase | None:
+    """The tables probed by default (the shipped tables' folder as ``egdb_path``): those built
+    into the user's data folder (``pedina egdb build``, :func:`default_directory`) when their
+    complete set goes to more pieces than the shipped one, else the shipped tables (``None``
+    in an install without them). The folders can be named instead, for tests and tools."""
+    user = EndgameDatabase(user_folder if user_folder is not None else default_directory())
+    shipped = EndgameDatabase(shipped_folder if shipped_folder is not None else shipped_directory())
+    if user.pieces > shipped.pieces:
+        return user
+    return shipped if shipped.pieces else None
 
 
 def shipped_database() -> EndgameDatabase | None:
