@@ -266,26 +266,34 @@ class SliceIndex:
                         index += white_kings_stride
                 base += black_men_stride
 
-    def validity(self) -> bytes:
+    def validity(self) -> bytearray:
         """One byte an index: 1 for a position, 0 for a hole."""
+        # Black kings' placements are the innermost run of indices: for each square, the
+        # run's bytes that place a king there, as one int, so a run is a few big-int ors,
+        # written in place (a run of its own object each, or a cache of runs by the squares
+        # taken, held gigabytes where black has no king and runs are one index long).
         black_king_sets = self.black_kings.sets
-        rows: dict[int, bytes] = {}  # black kings' run, by the squares already taken
-        nothing = bytes(self.white_kings_stride)
-        out = []
+        run = len(black_king_sets)
+        on_square = {bit: int.from_bytes(bytes([1 if kings & bit else 0 for kings in black_king_sets]), "little")
+                     for bit in _SQUARE_BITS}
+        every = int.from_bytes(b"\x01" * run, "little")
+        out = bytearray(self.size)
+        start = 0
         for white_men in self.white_men.sets:
             for black_men in self.black_men.sets:
                 if white_men & black_men:
-                    out.append(bytes(self.black_men_stride))
+                    start += self.black_men_stride
                     continue
                 men = white_men | black_men
                 for white_kings in self.white_kings.sets:
-                    if white_kings & men:
-                        out.append(nothing)
-                        continue
-                    taken = men | white_kings
-                    row = rows.get(taken)
-                    if row is None:
-                        row = rows[taken] = bytes([0 if black_kings & taken else 1 for black_kings in black_king_sets])
-                    out.append(row)
-        return b"".join(out)
+                    if not white_kings & men:
+                        taken = men | white_kings
+                        blocked = 0
+                        while taken:
+                            low = taken & -taken
+                            taken ^= low
+                            blocked |= on_square[low]
+                        out[start:start + run] = (every ^ blocked).to_bytes(run, "little")
+                    start += run
+        return out
 

@@ -82,7 +82,7 @@ def result_counts(codes: bytes | bytearray, holes: int) -> tuple[int, int, int]:
     return wins, losses, len(codes) - wins - losses - holes
 
 
-def filled_holes(codes: bytes | bytearray, validity: bytes) -> bytes:
+def filled_holes(codes: bytes | bytearray, validity: bytes | bytearray) -> bytes:
     """``codes`` with every hole (0 in ``validity``) set to the most common code of the
     positions: holes are never read, and runs of one code compress best."""
     keep = int.from_bytes(validity.translate(_KEEP), "little")
