@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,6 +29,9 @@ from pedina.egdb import (
 )
 from pedina.move import format_pdn, legal_moves
 from pedina.position import Position, PositionError
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 #: The most pieces ``build`` accepts (a side has at most 12; beyond a few, a big machine's work).
 MAX_BUILD_PIECES = 12
@@ -80,6 +84,16 @@ def _report_line(report: SliceReport) -> str:
             f"win {wins:>11,}  loss {losses:>11,}  draw {draws:>11,}  {report.file_bytes:>11,} bytes  {timing}")
 
 
+def _above_bar(bar: ProgressBar[int], lines: list[str]) -> None:
+    """Print ``lines`` on stdout above the progress bar on stderr (drawn again below them on a terminal)."""
+    if sys.stderr.isatty():
+        click.echo("\r\x1b[K", nl=False, err=True)
+    for line in lines:
+        click.echo(line)
+    if sys.stderr.isatty():
+        bar.render_progress()
+
+
 @egdb.command("build")
 @click.option("--pieces", type=click.IntRange(2, MAX_BUILD_PIECES), required=True,
               help="Build every table with at most this many pieces.")
@@ -127,12 +141,7 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
 
             def job_ended(job_reports: list[SliceReport]) -> None:
                 jobs.append(job_reports)
-                if sys.stderr.isatty():  # the lines go above the bar, which is drawn again below them
-                    click.echo("\r\x1b[K", nl=False, err=True)
-                for report in job_reports:
-                    click.echo(_report_line(report))
-                if sys.stderr.isatty():
-                    bar.render_progress()
+                _above_bar(bar, [_report_line(report) for report in job_reports])
 
             built = build_databases(folder, pieces, distance_pieces, workers or 1, progress=bar.update,
                                     on_job=job_ended, runner=runner, copy_from=shipped_directory())
@@ -200,35 +209,44 @@ def egdb_probe(position: str, directory: str | None, moves: bool) -> None:
 
 @egdb.command("verify")
 @_DIRECTORY
+@click.option("--pieces", type=click.IntRange(2, MAX_BUILD_PIECES), default=None,
+              help="Check only the tables of this many pieces [default: every table].")
 @click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Processes checking tables at the same time.")
-def egdb_verify(directory: str | None, workers: int) -> None:
+def egdb_verify(directory: str | None, pieces: int | None, workers: int) -> None:
     """Check every position of every table in the folder against its successors.
 
     The default folder is the user's data folder when it holds tables, else the tables
-    shipped with Pedina. Exits with status 1 when a value or a table's counts are wrong.
+    shipped with Pedina. One line per table as it is checked, then the totals. Exits
+    with status 1 when a value or a table's counts are wrong.
     """
     folder = _read_folders(directory)[0]
-    signatures = EndgameDatabase(folder).signatures
+    signatures = [signature for signature in EndgameDatabase(folder).signatures
+                  if pieces is None or sum(signature) == pieces]
     if not signatures:
-        raise click.ClickException(f"no tables in {folder}")
+        raise click.ClickException(f"no tables{'' if pieces is None else f' of {pieces} pieces'} in {folder}")
     total = sum(SliceIndex(signature).positions_count for signature in signatures)
     reports: list[VerifyReport] = []
+    started = time.perf_counter()
     try:
         with click.progressbar(length=total, label=f"verifying {folder}", show_eta=True,
                                file=sys.stderr) as bar:
-            verify_databases(folder, progress=bar.update, on_table=reports.append, workers=workers)
+
+            def checked(report: VerifyReport) -> None:
+                reports.append(report)
+                status = "ok" if report.ok else (f"{report.errors:,} wrong" if report.errors else "counts differ")
+                _above_bar(bar, [f"{slice_name(report.signature):<16} {report.positions:>12,} positions  {status}"]
+                           + [f"    {example}" for example in report.examples])
+
+            verify_databases(folder, progress=bar.update, on_table=checked, workers=workers, pieces=pieces)
     except (TableFileError, LookupError) as error:
         raise click.ClickException(str(error)) from None
-    bad = 0
-    for report in reports:
-        status = "ok" if report.ok else (f"{report.errors:,} wrong" if report.errors else "counts differ")
-        click.echo(f"{slice_name(report.signature):<16} {report.positions:>12,} positions  {status}")
-        for example in report.examples:
-            click.echo(f"    {example}")
-        bad += not report.ok
-    click.echo(f"{len(reports)} tables, {sum(report.positions for report in reports):,} positions: "
-               + ("all correct" if not bad else f"{bad} with errors"))
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {len(reports)} tables checked, "
+                   f"{sum(not report.ok for report in reports)} with errors", err=True)
+        sys.exit(130)
+    bad = sum(not report.ok for report in reports)
+    click.echo(f"{len(reports)} tables, {sum(report.positions for report in reports):,} positions, "
+               f"in {time.perf_counter() - started:.1f} s: " + ("all correct" if not bad else f"{bad} with errors"))
     if bad:
         raise SystemExit(1)
-

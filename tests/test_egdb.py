@@ -15,7 +15,9 @@ import pickle
 import random
 import re
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +48,7 @@ from pedina.egdb import (
     verify_databases,
     verify_table,
 )
+from pedina.egdb.build import built_report
 from pedina.egdb.slices import Signature, flip_bits, flipped_signature, signature_of
 from pedina.egdb.store import code_distance, filled_holes, loss_code, win_code, write_table
 from pedina.movegen import generate
@@ -54,6 +57,7 @@ from pedina.protocol.hub import HubServer
 from pedina.protocol.hubline import parse_line
 from pedina.scores import DATABASE_WIN, WIN, Score, database_result, proven_plies
 from pedina.squares import SQUARE_BIT, squares_of
+from timing import HANG, allowed
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "egdb.md"
 PEDINA = shutil.which("pedina")
@@ -549,6 +553,48 @@ def test_a_jobs_peak_memory_is_its_own_not_its_processes_earlier_work(tmp_path: 
     assert report.cpu_seconds is not None and report.seconds is not None and 0 <= report.cpu_seconds
 
 
+def processes_of_session(session: int) -> list[int]:
+    """The processes still alive in the session ``session`` (whose leader is that pid)."""
+    alive = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.getsid(int(name)) == session:
+                    alive.append(int(name))
+            except OSError:
+                pass  # gone while listed
+    return alive
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_build_and_its_workers_at_once_keeping_the_tables_it_finished(tmp_path: Path) -> None:
+    """Deep in a compiled job a worker sees no interrupt before the job ends (seconds to hours):
+    the build ends its workers itself. Ctrl-C goes, as from a terminal, to the process group."""
+    assert PEDINA is not None
+    build = subprocess.Popen([PEDINA, "egdb", "build", "--pieces", "5", "--distances", "4", "--workers", "2",
+                              "--dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    assert build.stdout is not None and build.stderr is not None
+    # Tables of up to 4 pieces are copied; once a solved 5-piece job has ended, the workers
+    # have others of several seconds each.
+    for line in build.stdout:
+        if " wall " in line:
+            break
+    interrupted = time.monotonic()
+    os.killpg(build.pid, signal.SIGINT)
+    assert build.wait(timeout=HANG) == 130
+    assert time.monotonic() - interrupted < allowed(0.3)
+    assert "interrupted:" in build.stderr.read()
+    assert processes_of_session(build.pid) == []
+    kept = [name for name in os.listdir(tmp_path) if name.endswith(".egdb")]
+    assert len(kept) > len(all_signatures(4))
+    for name in kept:
+        found = re.fullmatch(r"slice-(\d+)-(\d+)-(\d+)-(\d+)\.egdb", name)
+        assert found is not None
+        men, kings, other_men, other_kings = (int(number) for number in found.groups())
+        assert built_report(str(tmp_path), (men, kings, other_men, other_kings)) is not None, name  # written whole
+
+
 def test_a_build_in_two_processes_writes_the_same_files(three: str, tmp_path: Path) -> None:
     progress: list[int] = []
     reports = build_databases(str(tmp_path), 3, workers=2, progress=progress.append)
@@ -584,6 +630,10 @@ def test_command_builds_probes_and_verifies(tmp_path: Path) -> None:
         "  14x5         then Black has no piece left: a loss"]
     verified = run_pedina("egdb", "verify", "--dir", folder, "--workers", "2")
     assert verified.returncode == 0 and verified.stdout.rstrip().endswith("all correct")
+    three_pieces = run_pedina("egdb", "verify", "--dir", copies, "--pieces", "3")
+    assert three_pieces.returncode != 0 and "no tables of 3 pieces" in three_pieces.stderr
+    two_pieces = run_pedina("egdb", "verify", "--dir", copies, "--pieces", "2", "--workers", "2")
+    assert two_pieces.stdout.splitlines()[-1].startswith("4 tables, 3,488 positions"), two_pieces.stdout
 
 
 def test_probe_reads_a_table_the_users_folder_lacks_from_the_shipped_ones(tmp_path: Path) -> None:

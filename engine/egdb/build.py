@@ -28,16 +28,19 @@ irreversible move comes, which is what the 40-move count needs).
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.pool
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Protocol, TypeVar
 
 from pedina.egdb.probe import SHIPPED_PIECES, EndgameDatabase, table_path
@@ -515,20 +518,34 @@ class _InProcess:
         return job, build_job(directory, job, distances, self._progress)
 
 
+def worker_pool(workers: int) -> multiprocessing.pool.Pool:
+    """A pool of ``workers`` processes that leave Ctrl-C (which reaches the whole process
+    group) to this one, which ends them with ``terminate()`` at once: deep in a compiled job
+    a worker would not see an interrupt before the job ended, minutes later. (A table is
+    written whole or not at all.)"""
+    return multiprocessing.Pool(workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+
+
 class _ProcessPool:
-    """Jobs solved in a pool of ``workers`` processes, sharing the folder."""
+    """Jobs solved in a pool of ``workers`` processes (:func:`worker_pool`), sharing the folder."""
 
     def __init__(self, workers: int) -> None:
-        self.pool = ProcessPoolExecutor(workers)
-        self._running: dict[Future[list[SliceReport]], Job] = {}
+        self._pool = worker_pool(workers)
+        self._ended: SimpleQueue[tuple[Job, list[SliceReport] | BaseException]] = SimpleQueue()
 
     def start(self, directory: str, job: Job, distances: bool) -> None:
-        self._running[self.pool.submit(build_job, directory, job, distances)] = job
+        self._pool.apply_async(build_job, (directory, job, distances),
+                               callback=lambda reports: self._ended.put((job, reports)),
+                               error_callback=lambda error: self._ended.put((job, error)))
 
     def wait(self) -> tuple[Job, list[SliceReport]]:
-        done, _ = wait(self._running, return_when=FIRST_COMPLETED)
-        future = next(iter(done))
-        return self._running.pop(future), future.result()
+        job, ended = self._ended.get()
+        if isinstance(ended, BaseException):
+            raise ended
+        return job, ended
+
+    def close(self) -> None:
+        self._pool.terminate()
 
 
 def build_databases(directory: str, pieces: int, distance_pieces: int = SHIPPED_PIECES, workers: int = 1,
@@ -584,5 +601,5 @@ def build_databases(directory: str, pieces: int, distance_pieces: int = SHIPPED_
             finished(job, job_reports, here)
     finally:
         if isinstance(solver, _ProcessPool):
-            solver.pool.shutdown(cancel_futures=True)
+            solver.close()
     return [reports[signature] for job in jobs for signature in job]

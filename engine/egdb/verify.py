@@ -9,9 +9,9 @@ and each stored code must be the one its successors' codes give (see
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
-from pedina.egdb.build import counted
+from pedina.egdb.build import counted, worker_pool
 from pedina.egdb.probe import EndgameDatabase
 from pedina.egdb.slices import Signature, SliceIndex, all_signatures, dependencies, flipped_signature
 from pedina.egdb.store import LOSS_CODE, RESULT_OF_CODE, WIN_CODE, code_distance, loss_code, win_code
@@ -133,15 +133,18 @@ def _verify_in(directory: str, signature: Signature) -> VerifyReport:
 
 
 def verify_databases(directory: str, progress: Callable[[int], None] | None = None,
-                     on_table: Callable[[VerifyReport], None] | None = None, workers: int = 1) -> list[VerifyReport]:
-    """Check every table in ``directory``, in build order; ``on_table`` gets each report.
+                     on_table: Callable[[VerifyReport], None] | None = None, workers: int = 1,
+                     pieces: int | None = None) -> list[VerifyReport]:
+    """Check every table in ``directory`` (only those of ``pieces`` pieces when given), in
+    build order; ``on_table`` gets each report.
 
-    ``workers`` > 1 checks tables in that many processes; ``progress`` then advances a
-    table at a time, else within tables.
+    ``workers`` > 1 checks tables in that many processes (:func:`pedina.egdb.build.worker_pool`);
+    ``progress`` then advances a table at a time, else within tables.
     """
     database = EndgameDatabase(directory)
     largest = max((sum(signature) for signature in database.signatures), default=0)
-    signatures = [signature for signature in all_signatures(largest) if signature in database.signatures]
+    signatures = [signature for signature in all_signatures(largest) if signature in database.signatures
+                  and (pieces is None or sum(signature) == pieces)]
     reports = []
 
     def finished(report: VerifyReport) -> None:
@@ -151,13 +154,14 @@ def verify_databases(directory: str, progress: Callable[[int], None] | None = No
 
     try:
         if workers > 1:
-            with ProcessPoolExecutor(workers) as pool:
-                futures = [pool.submit(_verify_in, directory, signature) for signature in signatures]
-                for future in futures:
-                    report = future.result()
+            pool = worker_pool(workers)
+            try:
+                for report in pool.imap(partial(_verify_in, directory), signatures):
                     finished(report)
                     if progress is not None:
                         progress(report.positions)
+            finally:
+                pool.terminate()
         else:
             for signature in signatures:
                 finished(verify_table(database, signature, progress))
