@@ -232,6 +232,15 @@ def test_codes_hold_their_distances() -> None:
 
 def test_holes_are_filled_with_the_most_common_code() -> None:
     assert filled_holes(bytes([5, 0, 5, 7, 0]), bytes([1, 0, 1, 1, 0])) == bytes([5, 5, 5, 7, 5])
+    # Over several of the chunks it fills at a time, against the whole table at once.
+    rng = random.Random(7)
+    size = 10_000_019
+    codes = rng.randbytes(size).translate(bytes(code % 3 for code in range(256)))
+    validity = rng.randbytes(size).translate(bytes(code & 1 for code in range(256)))
+    fill = max(range(3), key=codes.count)
+    keep = int.from_bytes(validity.translate(bytes([0, 255]) + bytes(254)), "little")
+    whole = int.from_bytes(codes, "little") & keep | int.from_bytes(bytes([fill]) * size, "little") & ~keep
+    assert filled_holes(codes, validity) == whole.to_bytes(size, "little")
 
 
 @pytest.mark.parametrize("damage", ["truncate", "magic", "block"])

@@ -396,7 +396,9 @@ def solve_job(job: Job, database: EndgameDatabase, distances: bool,
     then retrograde and the draws left over)."""
     database.load([signature for signature in job_dependencies(job) if signature in database.signatures])
     parts = [_Part(signature, distances) for signature in job]
-    queue = array("q")  # settled positions to go back from, as index << 1 | table: 8 bytes each
+    # Settled positions to go back from, as index << 1 | table: 4 bytes each where that
+    # fits (every table of up to 6 pieces), which halves the largest 6-piece job's queue.
+    queue = array("I" if 2 * max(part.index.size for part in parts) < 1 << 32 else "q")
     for number, part in enumerate(parts):
         _scan(part, number, database, queue, progress)
     _retrograde(parts, queue, progress)
