@@ -31,7 +31,6 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.pool
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -65,6 +64,7 @@ from pedina.egdb.store import (
     result_counts,
     win_code,
     write_table,
+    write_whole,
 )
 from pedina.movegen import generate_captures, generate_non_captures
 from pedina.squares import BOARD, SQUARE_BIT
@@ -449,9 +449,7 @@ def copied_job(directory: str, job: Job, source: str, distances: bool) -> list[S
         if not fits:
             return None
     for signature in job:
-        target = table_path(directory, signature)
-        shutil.copyfile(table_path(source, signature), target + ".part")
-        os.replace(target + ".part", target)  # whole or not at all, as a solved table is written
+        write_whole(table_path(directory, signature), [Path(table_path(source, signature)).read_bytes()])
     return found
 
 
