@@ -113,9 +113,8 @@ def egdb_build(pieces: int, directory: str | None, distance_pieces: int, workers
     Tables already in the folder are kept: an interrupted build goes on with the
     tables it was building. The shipped tables (up to 5 pieces, with distances) are
     copied rather than solved where they are what the build asks for. One line per
-    table as its job ends: positions, results
-    for the side to move, file size, and the job's wall and CPU time and its
-    process's peak memory; then the totals.
+    table as its job ends: positions, results for the side to move, file size, and
+    the job's wall and CPU time and its process's peak memory; then the totals.
     """
     folder = _folder(directory)
     if cluster is not None and workers is not None:
