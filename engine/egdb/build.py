@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from queue import SimpleQueue
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from pedina.egdb.probe import SHIPPED_PIECES, EndgameDatabase, table_path
 from pedina.egdb.slices import (
@@ -114,35 +114,25 @@ class BuildError(Exception):
     """A table cannot be built (a table it needs is missing, or a distance overflows)."""
 
 
-class SliceReport:
+class SliceReport(NamedTuple):
     """What building (or finding) one table gave: its positions, results and file, and what
-    solving its job cost."""
+    solving its job cost (a tuple: it comes back from worker processes and cluster tasks)."""
 
-    def __init__(self, signature: Signature, positions: int, counts: tuple[int, int, int], file_bytes: int,
-                 seconds: float | None, cpu_seconds: float | None = None, peak_bytes: int | None = None,
-                 copied: bool = False) -> None:
-        self.signature = signature
-        #: Positions of the table (holes left out).
-        self.positions = positions
-        #: (wins, losses, draws) for the side to move (White).
-        self.counts = counts
-        self.file_bytes = file_bytes
-        #: Time to solve the job the table belongs to; ``None`` when it was already built.
-        self.seconds = seconds
-        #: CPU time of the thread that solved the job (``None``: already built).
-        self.cpu_seconds = cpu_seconds
-        #: Peak resident memory of the process that solved the job, in bytes, while it did on
-        #: Linux, over the process's life elsewhere (``None``: already built, or not known).
-        self.peak_bytes = peak_bytes
-        #: Whether the table was copied from another folder (the shipped tables) rather than solved.
-        self.copied = copied
-
-    def __reduce__(self) -> tuple[type[SliceReport], tuple[Signature, int, tuple[int, int, int], int, float | None,
-                                                          float | None, int | None, bool]]:
-        # Rebuilt from its fields when pickled (reports come back from worker processes and
-        # cluster tasks): a class compiled by mypyc does not pickle by itself.
-        return SliceReport, (self.signature, self.positions, self.counts, self.file_bytes, self.seconds,
-                             self.cpu_seconds, self.peak_bytes, self.copied)
+    signature: Signature
+    #: Positions of the table (holes left out).
+    positions: int
+    #: (wins, losses, draws) for the side to move (White).
+    counts: tuple[int, int, int]
+    file_bytes: int
+    #: Time to solve the job the table belongs to; ``None`` when it was not solved here.
+    seconds: float | None
+    #: CPU time of the thread that solved the job (``None``: not solved here).
+    cpu_seconds: float | None = None
+    #: Peak resident memory of the process that solved the job, in bytes, while it did on
+    #: Linux, over the process's life elsewhere (``None``: not solved here, or not known).
+    peak_bytes: int | None = None
+    #: Whether the table was copied from another folder (the shipped tables) rather than solved.
+    copied: bool = False
 
 
 def _restart_peak_memory() -> None:
