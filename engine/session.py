@@ -227,7 +227,9 @@ class Session:
         searcher.prepare()
         self._note_problems(searcher)
         try:
-            self.opening_book()
+            book = self.opening_book()
+            if book is not None:
+                book.prepare()
         except (OSError, ValueError):
             pass  # said at the first go that needs it, which then searches
 

@@ -8,6 +8,7 @@ import json
 import random
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,10 +56,41 @@ def test_a_book_survives_its_text_and_keeps_moves_best_first() -> None:
     assert text.splitlines()[1].startswith(f"{start.white:09x} {start.black:09x} {start.kings:09x} w 5 ")
     again = Book.from_text(text)
     assert [entry for entry in again] == [entry for entry in book] and len(again) == 2
-    values = [choice.value for choice in again.moves(start)]
-    assert values == [12, 7, 5, 0, 0, -3, -40]
-    assert again.moves(start)[3].move == legal_moves(start)[3]  # equal values keep the order given
+    searched = again.get(start)
+    assert searched is not None
+    assert [choice.value for choice in searched.moves] == [12, 7, 5, 0, 0, -3, -40]
+    assert searched.moves[3].move == legal_moves(start)[3]  # equal values keep the order given
     assert again.text() == text
+
+
+def test_book_moves_back_up_the_values_of_the_positions_in_the_book() -> None:
+    start = Position.start()
+    first, second = legal_moves(start)[0], legal_moves(start)[1]
+    after = start.play(second)
+    deeper = after.play(legal_moves(after)[0])
+    win = 9990  # a proof: 10 plies
+    book = Book([entry_of(start, [50, 40, 0, 0, 0, 0, 0]),
+                 entry_of(after, [-20] + [-90] * (len(legal_moves(after)) - 1)),
+                 entry_of(deeper, [-win] * len(legal_moves(deeper)))])
+    # deeper is lost for its mover in 10 plies: after's first move wins in 11, so start's second
+    # move loses in 12, below the first move's searched value, which no book position changes.
+    assert [(choice.move, choice.value) for choice in book.moves(after)][0] == (legal_moves(after)[0], win - 1)
+    assert book.moves(start)[0] == BookMove(first, 50) == book.choose(start)
+    assert book.moves(start)[-1] == BookMove(second, -(win - 2))
+    entry = book.get(start)
+    assert entry is not None and entry.moves[1] == BookMove(second, 40)  # the searched values stay
+    book.add(entry_of(deeper, [win] * len(legal_moves(deeper))))  # a new entry: the values follow it
+    assert book.moves(start)[0] == BookMove(second, 90)  # after's best is now a move searched at -90
+
+
+def test_preparing_a_book_reads_every_line() -> None:
+    start = Position.start()
+    good = entry_of(start, [3, 2, 1, 0, 0, 0, 0]).line()
+    bad = entry_of(start.play(legal_moves(start)[0]), [0] * 7).line().replace("=", "=x", 1)
+    Book.from_text("\n".join([BOOK_HEADER, good])).prepare()
+    broken = Book.from_text("\n".join([BOOK_HEADER, good, bad]), "broken.txt")
+    with pytest.raises(BookError, match="broken.txt, line 3: the value of .* must be an integer"):
+        broken.prepare()
 
 
 def test_a_later_line_of_a_position_replaces_the_earlier_one() -> None:
@@ -138,7 +170,7 @@ def test_the_shipped_book_covers_every_position_of_the_3_move_openings_with_ever
     for entry in book:  # every line parses: its moves are exactly the legal ones, each once
         assert {choice.move for choice in entry.moves} == set(legal_moves(entry.position))
         depths.add(entry.depth)
-    assert len(depths) == 1 and len(book) > len(opening_positions(3))
+    assert len(depths) == 1 and len(book) >= 20_000
 
 
 def test_the_opening_positions_are_those_of_the_3_move_openings() -> None:
@@ -306,8 +338,8 @@ def test_a_tiny_build_covers_the_first_plies_then_expands_best_first(tmp_path: P
     assert all(entry.depth == 2 for entry in book)
     # Beyond ply 1 the cheapest first: a best reply of a ply-1 position comes before its worst.
     ply1 = opening_positions(1)[1]
-    replies = book.moves(ply1)
-    assert ply1.play(replies[0].move) in book
+    searched = book.get(ply1)
+    assert searched is not None and ply1.play(searched.moves[0].move) in book
 
 
 def test_an_interrupted_build_resumes_to_the_book_of_one_run(tmp_path: Path) -> None:
@@ -380,7 +412,24 @@ def test_the_book_command_builds_resumes_and_lists(tmp_path: Path) -> None:
     assert more.returncode == 0 and "12 positions (2 searched now" in more.stdout
     listed = run("book", "moves", "--book", str(tmp_path / "b.txt"))
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1 + 7
+    assert listed.stdout.count("(in the book; searched ") == 7  # every reply of the start was searched
     missing = run("book", "moves", "B:W21:B1", "--book", str(tmp_path / "b.txt"))
     assert missing.returncode == 0 and "not in the book" in missing.stdout  # an answer, not a failure
     bad = run("book", "moves", "--book", str(tmp_path))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_the_coverage_script_counts_each_players_book_moves(tmp_path: Path) -> None:
+    games = tmp_path / "games.pdn"
+    games.write_text('[White "first"]\n[Black "second"]\n[Result "*"]\n\n'
+                     "1. 22-18 {book 0.001s} 10-14 {book 0.002s} 2. 23-19 {-0.12/5 0.050s} *\n\n"
+                     '[White "second"]\n[Black "first"]\n[FEN "B:W21-32:B1-12"]\n[Result "*"]\n\n'
+                     "1... 10-14 {book 0.001s} 2. 22-18 {+0.03/5 0.040s} 11-15 {book 0.001s} *\n",
+                     encoding="utf-8")
+    script = Path(__file__).parent.parent / "scripts" / "book_coverage.py"
+    done = subprocess.run([sys.executable, str(script), "--games", str(games)], capture_output=True, text=True,
+                          timeout=HANG)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"{len(shipped_book()):,} positions; 302 openings of 3 plies, 302 ending in a book position"
+    assert lines[-2:] == ["first: 3 book moves in 2 games, 1.50 a game", "second: 1 book moves in 2 games, 0.50 a game"]
