@@ -1,11 +1,8 @@
 """The opening book: positions searched in advance, with the value of each of their moves.
 
 A :class:`Book` maps positions to a :class:`BookEntry`: the depth the position
-was searched to and every legal move with its value, best first. Play looks
-the values up backed up through the book (:meth:`Book.moves`: a move to a
-book position is worth that position's best move, recursively), so a line's
-choices see as far as the book goes, and can vary among near-equal moves
-(:meth:`Book.choose`). ``pedina book build``
+was searched to and every legal move with its value, best first, so that play
+can vary among near-equal moves (:meth:`Book.choose`). ``pedina book build``
 makes one with the engine's own search; the book shipped in the package
 (:func:`shipped_book`) covers every position of every 3-move opening, and some
 of the lines beyond them. Looking up a position that is not in the book gives
@@ -57,7 +54,6 @@ from typing import Protocol
 from pedina.board import Board
 from pedina.move import Move, legal_moves
 from pedina.position import Position, PositionError
-from pedina.scores import parent_score
 from pedina.search import Info, Searcher
 from pedina.settings import MAX_VARIETY, EngineSettings
 from pedina.timeman import Limits
@@ -169,8 +165,6 @@ class Book:
     def __init__(self, entries: Iterable[BookEntry] = ()) -> None:
         # An entry, or the text of its line not parsed yet and where that line is.
         self._items: dict[Key, BookEntry | tuple[str, str]] = {}
-        # Positions' values backed up through the book (:meth:`moves`), worked out when first needed.
-        self._backed: dict[Key, int] = {}
         for entry in entries:
             self.add(entry)
 
@@ -208,7 +202,6 @@ class Book:
         key = _key(entry.position)
         self._items.pop(key, None)
         self._items[key] = entry
-        self._backed.clear()
 
     def get(self, position: Position | Board) -> BookEntry | None:
         """The entry of ``position`` (a board: its current position), ``None`` if it is not in the book."""
@@ -222,50 +215,9 @@ class Book:
         return entry
 
     def moves(self, position: Position | Board) -> list[BookMove]:
-        """The book moves of ``position`` with their values, best first (empty if it is not in the book).
-
-        A move to a position in the book takes that position's value backed up through
-        the book (negamax: the best of its own moves' values, recursively), and any other
-        move the value its search gave (:attr:`BookEntry.moves` keeps those): so the
-        book's choices see as deep as its lines go, not only its searches' depth.
-        """
-        if isinstance(position, Board):
-            position = position.position
+        """The book moves of ``position`` with their values, best first (empty if it is not in the book)."""
         entry = self.get(position)
-        if entry is None:
-            return []
-        backed = [BookMove(choice.move, self._move_value(position, choice, set())) for choice in entry.moves]
-        return sorted(backed, key=lambda choice: -choice.value)
-
-    def prepare(self) -> None:
-        """Parse every line and back up every position's value now, which the first
-        lookups would otherwise do: an engine calls it before its first search, whose clock
-        would pay for it. :class:`BookError` for a malformed line."""
-        for entry in self:
-            if entry.moves:
-                self._position_value(entry.position, entry, set())
-
-    def _position_value(self, position: Position, entry: BookEntry, path: set[Key]) -> int:
-        """The value of ``position`` (in the book as ``entry``) backed up through the book;
-        ``path`` holds the positions whose values are being worked out (a line that
-        returns to one of them ends there, with its move's searched value)."""
-        key = _key(position)
-        known = self._backed.get(key)
-        if known is not None:
-            return known
-        path.add(key)
-        value = max(self._move_value(position, choice, path) for choice in entry.moves)
-        path.discard(key)
-        self._backed[key] = value
-        return value
-
-    def _move_value(self, position: Position, choice: BookMove, path: set[Key]) -> int:
-        """The value of the book move ``choice`` of ``position``, backed up through the book."""
-        child = position.play(choice.move)
-        entry = self.get(child)
-        if entry is None or not entry.moves or _key(child) in path:
-            return choice.value
-        return parent_score(self._position_value(child, entry, path))
+        return list(entry.moves) if entry is not None else []
 
     def choose(self, position: Position | Board, variety: int = 0,
                rng: random.Random | None = None) -> BookMove | None:

@@ -99,17 +99,6 @@ def proven_plies(score: int) -> int | None:
     return WIN - abs(score) if abs(score) > MATE_BOUND else None
 
 
-def parent_score(child: int) -> int:
-    """The score of a move from the score ``child`` of the position it leads to (the
-    opponent's view): negated, and a proof one ply longer."""
-    score = -child
-    if score > MATE_BOUND:
-        return score - 1
-    if score < -MATE_BOUND:
-        return score + 1
-    return score
-
-
 def within_estimates(low: int, high: int) -> bool:
     """Neither ``low`` nor ``high`` (``low <= high``) is a proven result."""
     return -MATE_BOUND < low and high < MATE_BOUND

@@ -227,9 +227,7 @@ class Session:
         searcher.prepare()
         self._note_problems(searcher)
         try:
-            book = self.opening_book()
-            if book is not None:
-                book.prepare()
+            self.opening_book()
         except (OSError, ValueError):
             pass  # said at the first go that needs it, which then searches
 

@@ -109,11 +109,9 @@ def book_moves(position: str, path: str | None) -> None:
     if entry is None:  # an answer, not a failure: most positions are in no book
         click.echo(f"{root.fen()} is not in the book ({len(opened):,} positions).")
         return
-    click.echo(f"{root.fen()}  searched to depth {entry.depth}; values in men for the side to move, "
-               "backed up through the book:")
+    click.echo(f"{root.fen()}  searched to depth {entry.depth}; values in men for the side to move:")
     board = Board(root)
-    searched = {choice.move: choice.value for choice in entry.moves}
-    for choice in opened.moves(root):
+    for choice in entry.moves:
         after = root.play(choice.move)
-        mark = "" if after not in opened else f"  (in the book; searched {men(searched[choice.move])})"
+        mark = "" if after not in opened else "  (in the book)"
         click.echo(f"  {board.pdn(choice.move):<12} {men(choice.value):>7}{mark}")

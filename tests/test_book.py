@@ -56,41 +56,10 @@ def test_a_book_survives_its_text_and_keeps_moves_best_first() -> None:
     assert text.splitlines()[1].startswith(f"{start.white:09x} {start.black:09x} {start.kings:09x} w 5 ")
     again = Book.from_text(text)
     assert [entry for entry in again] == [entry for entry in book] and len(again) == 2
-    searched = again.get(start)
-    assert searched is not None
-    assert [choice.value for choice in searched.moves] == [12, 7, 5, 0, 0, -3, -40]
-    assert searched.moves[3].move == legal_moves(start)[3]  # equal values keep the order given
+    values = [choice.value for choice in again.moves(start)]
+    assert values == [12, 7, 5, 0, 0, -3, -40]
+    assert again.moves(start)[3].move == legal_moves(start)[3]  # equal values keep the order given
     assert again.text() == text
-
-
-def test_book_moves_back_up_the_values_of_the_positions_in_the_book() -> None:
-    start = Position.start()
-    first, second = legal_moves(start)[0], legal_moves(start)[1]
-    after = start.play(second)
-    deeper = after.play(legal_moves(after)[0])
-    win = 9990  # a proof: 10 plies
-    book = Book([entry_of(start, [50, 40, 0, 0, 0, 0, 0]),
-                 entry_of(after, [-20] + [-90] * (len(legal_moves(after)) - 1)),
-                 entry_of(deeper, [-win] * len(legal_moves(deeper)))])
-    # deeper is lost for its mover in 10 plies: after's first move wins in 11, so start's second
-    # move loses in 12, below the first move's searched value, which no book position changes.
-    assert [(choice.move, choice.value) for choice in book.moves(after)][0] == (legal_moves(after)[0], win - 1)
-    assert book.moves(start)[0] == BookMove(first, 50) == book.choose(start)
-    assert book.moves(start)[-1] == BookMove(second, -(win - 2))
-    entry = book.get(start)
-    assert entry is not None and entry.moves[1] == BookMove(second, 40)  # the searched values stay
-    book.add(entry_of(deeper, [win] * len(legal_moves(deeper))))  # a new entry: the values follow it
-    assert book.moves(start)[0] == BookMove(second, 90)  # after's best is now a move searched at -90
-
-
-def test_preparing_a_book_reads_every_line() -> None:
-    start = Position.start()
-    good = entry_of(start, [3, 2, 1, 0, 0, 0, 0]).line()
-    bad = entry_of(start.play(legal_moves(start)[0]), [0] * 7).line().replace("=", "=x", 1)
-    Book.from_text("\n".join([BOOK_HEADER, good])).prepare()
-    broken = Book.from_text("\n".join([BOOK_HEADER, good, bad]), "broken.txt")
-    with pytest.raises(BookError, match="broken.txt, line 3: the value of .* must be an integer"):
-        broken.prepare()
 
 
 def test_a_later_line_of_a_position_replaces_the_earlier_one() -> None:
@@ -170,7 +139,7 @@ def test_the_shipped_book_covers_every_position_of_the_3_move_openings_with_ever
     for entry in book:  # every line parses: its moves are exactly the legal ones, each once
         assert {choice.move for choice in entry.moves} == set(legal_moves(entry.position))
         depths.add(entry.depth)
-    assert len(depths) == 1 and len(book) >= 20_000
+    assert len(depths) == 1 and len(book) > len(opening_positions(3))
 
 
 def test_the_opening_positions_are_those_of_the_3_move_openings() -> None:
@@ -412,7 +381,6 @@ def test_the_book_command_builds_resumes_and_lists(tmp_path: Path) -> None:
     assert more.returncode == 0 and "12 positions (2 searched now" in more.stdout
     listed = run("book", "moves", "--book", str(tmp_path / "b.txt"))
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1 + 7
-    assert listed.stdout.count("(in the book; searched ") == 7  # every reply of the start was searched
     missing = run("book", "moves", "B:W21:B1", "--book", str(tmp_path / "b.txt"))
     assert missing.returncode == 0 and "not in the book" in missing.stdout  # an answer, not a failure
     bad = run("book", "moves", "--book", str(tmp_path))
