@@ -62,10 +62,9 @@ def book_moves_by_player(pdn_text: str) -> tuple[Counter[str], Counter[str]]:
     for game in read_games(pdn_text):
         white, black = game.headers.get("White", "?"), game.headers.get("Black", "?")
         games.update((white, black))
-        white_first = not game.headers.get("FEN", "W").upper().startswith("B")
         for ply, comment in enumerate(game.comments):
             if comment.startswith("book"):
-                made[white if (ply % 2 == 0) == white_first else black] += 1
+                made[white if game.board.positions[ply].white_to_move else black] += 1
     return made, games
 
 
