@@ -3,9 +3,10 @@
 A :class:`Book` maps positions to a :class:`BookEntry`: the depth the position
 was searched to and every legal move with its value, best first, so that play
 can vary among near-equal moves (:meth:`Book.choose`). ``pedina book build``
-makes one with the engine's own search; the book shipped in the package
-(:func:`shipped_book`) covers every position of every 3-move opening, and some
-of the lines beyond them. Looking up a position that is not in the book gives
+makes one with the engine's own search, and ``pedina book finish`` backs its
+values up through it (:meth:`Book.backed_up`); the book shipped in the package
+(:func:`shipped_book`, finished) covers every position of every 3-move opening,
+and the good lines beyond them. Looking up a position that is not in the book gives
 ``None``::
 
     import random
@@ -30,7 +31,10 @@ with ``#`` are ignored; every other line is one position::
 - the depth of the search that valued the moves;
 - every legal move as Hub text, ``=``, and its value: the search's score of the
   move in hundredths of a man from the side to move's point of view (as
-  :attr:`pedina.Result.score`), best first.
+  :attr:`pedina.Result.score`), best first. A finished book holds the values
+  backed up through the book instead (:meth:`Book.backed_up`), for every move
+  that leads to a position in it; a build's own file keeps the searches' values,
+  which a resumed build goes on from.
 
 A position given twice keeps its last line (a book can be extended by
 appending). Positions are checked, and their moves parsed, when they are
@@ -54,6 +58,7 @@ from typing import Protocol
 from pedina.board import Board
 from pedina.move import Move, legal_moves
 from pedina.position import Position, PositionError
+from pedina.scores import from_table
 from pedina.search import Info, Searcher
 from pedina.settings import MAX_VARIETY, EngineSettings
 from pedina.timeman import Limits
@@ -218,6 +223,40 @@ class Book:
         """The book moves of ``position`` with their values, best first (empty if it is not in the book)."""
         entry = self.get(position)
         return list(entry.moves) if entry is not None else []
+
+    def backed_up(self) -> Book:
+        """This book with every value backed up through it: a move to a position in the
+        book is worth that position's best move, whose value is backed up in turn (negamax
+        over the book, a proof one ply longer at each step); any other move keeps its
+        search's value. The choices of the result then see as deep as the book's lines go,
+        not only as deep as its searches. ``pedina book finish`` writes it; the shipped book
+        is finished, and :meth:`moves` reads the values as stored, so play pays nothing for it.
+
+        Entries keep their order and depth, and moves of equal value the order given; a
+        line that returns to a position being backed up ends there with its move's own
+        value. :class:`BookError` for a malformed line.
+        """
+        values: dict[Key, int] = {}
+
+        def position_value(position: Position, entry: BookEntry, path: set[Key]) -> int:
+            key = _key(position)
+            known = values.get(key)
+            if known is None:
+                path.add(key)
+                known = values[key] = max(move_value(position, choice, path) for choice in entry.moves)
+                path.discard(key)
+            return known
+
+        def move_value(position: Position, choice: BookMove, path: set[Key]) -> int:
+            child = position.play(choice.move)
+            entry = self.get(child)
+            if entry is None or not entry.moves or _key(child) in path:
+                return choice.value
+            return from_table(-position_value(child, entry, path), 1)
+
+        return Book(replace(entry, moves=tuple(BookMove(choice.move, move_value(entry.position, choice, set()))
+                                               for choice in entry.moves))
+                    for entry in self)
 
     def choose(self, position: Position | Board, variety: int = 0,
                rng: random.Random | None = None) -> BookMove | None:

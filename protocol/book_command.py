@@ -91,6 +91,35 @@ def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int,
                f"in {time.perf_counter() - started:.1f} s")
 
 
+@book.command("finish")
+@click.argument("source", type=click.Path(dir_okay=False, exists=True))
+@click.option("--out", "path", type=click.Path(dir_okay=False), required=True,
+              help="The finished book written (not an existing file).")
+def book_finish(source: str, path: str) -> None:
+    """Write the book SOURCE with every value backed up through it, for play.
+
+    A move to a position in the book takes that position's best value, itself backed up,
+    so the book's choices see as deep as its lines go (the shipped book is finished).
+    SOURCE, a build's file, stays as it is: --resume goes on from its searches' values.
+    """
+    try:
+        raw = Book.read(source)
+        finished = raw.backed_up()
+        with open(source, encoding="utf-8") as handle:
+            comments = [line.rstrip("\n") for line in handle.readlines()[1:] if line.startswith("#")]
+        lines = finished.text().splitlines()
+        comments.append("# values backed up through the book by pedina book finish")
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write("\n".join(lines[:1] + comments + lines[1:]) + "\n")
+    except FileExistsError:
+        raise click.ClickException(f"{path} already exists: the finished book goes to a new file") from None
+    except (BookError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    changed = sum(before.moves != after.moves for before, after in zip(raw, finished))
+    click.echo(f"{path}: {len(finished):,} positions, {changed:,} of them with values backed up from deeper "
+               "in the book")
+
+
 @book.command("moves")
 @click.argument("position", default="")
 @click.option("--book", "path", type=click.Path(dir_okay=False, exists=True), default=None,

@@ -62,6 +62,30 @@ def test_a_book_survives_its_text_and_keeps_moves_best_first() -> None:
     assert again.text() == text
 
 
+def test_backing_up_values_through_the_book() -> None:
+    start = Position.start()
+    first, second = legal_moves(start)[0], legal_moves(start)[1]
+    after = start.play(second)
+    deeper = after.play(legal_moves(after)[0])
+    win = 9990  # a proof: 10 plies
+    lost = [entry_of(start, [50, 40, 0, 0, 0, 0, 0]), entry_of(after, [-20] + [-90] * (len(legal_moves(after)) - 1)),
+            entry_of(deeper, [-win] * len(legal_moves(deeper)))]
+    # deeper is lost for its mover in 10 plies: after's first move wins in 11, so start's second
+    # move loses in 12, below the first move's searched value, which no book position changes.
+    backed = Book(lost).backed_up()
+    assert backed.moves(after)[0] == BookMove(legal_moves(after)[0], win - 1)
+    assert backed.moves(start)[0] == BookMove(first, 50) == backed.choose(start)
+    assert backed.moves(start)[-1] == BookMove(second, -(win - 2))
+    assert [entry.position for entry in backed] == [start, after, deeper]  # in the order given
+    assert Book(lost).moves(start)[1] == BookMove(second, 40)  # the book itself keeps its values
+    assert backed.backed_up().text() == backed.text()  # a finished book stays as it is
+
+    won = Book(lost[:2] + [entry_of(deeper, [win] * len(legal_moves(deeper)))]).backed_up()
+    assert won.moves(after)[0] == BookMove(legal_moves(after)[1], -90)  # its first move now loses
+    assert won.moves(start)[0] == BookMove(second, 90)
+    assert won.moves(start)[3].move == legal_moves(start)[3]  # equal values keep the order given
+
+
 def test_a_later_line_of_a_position_replaces_the_earlier_one() -> None:
     start = Position.start()
     first, second = entry_of(start, [1] * 7), entry_of(start, [2] * 7, depth=9)
@@ -139,7 +163,12 @@ def test_the_shipped_book_covers_every_position_of_the_3_move_openings_with_ever
     for entry in book:  # every line parses: its moves are exactly the legal ones, each once
         assert {choice.move for choice in entry.moves} == set(legal_moves(entry.position))
         depths.add(entry.depth)
-    assert len(depths) == 1 and len(book) > len(opening_positions(3))
+    assert len(depths) == 1 and len(book) >= 20_000
+
+
+def test_the_shipped_book_is_finished() -> None:
+    book = shipped_book()
+    assert book.backed_up().text() == book.text()  # every value already backed up: play reads it as stored
 
 
 def test_the_opening_positions_are_those_of_the_3_move_openings() -> None:
@@ -381,6 +410,17 @@ def test_the_book_command_builds_resumes_and_lists(tmp_path: Path) -> None:
     assert more.returncode == 0 and "12 positions (2 searched now" in more.stdout
     listed = run("book", "moves", "--book", str(tmp_path / "b.txt"))
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1 + 7
+    finished = run("book", "finish", "b.txt", "--out", "finished.txt", cwd=tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.startswith("finished.txt: 12 positions, ")
+    raw = Book.read(tmp_path / "b.txt")
+    text = (tmp_path / "finished.txt").read_text(encoding="utf-8")
+    assert Book.from_text(text).text() == raw.backed_up().text() != raw.text()
+    assert text.splitlines()[1] == (tmp_path / "b.txt").read_text(encoding="utf-8").splitlines()[1]  # how built
+    kept = (tmp_path / "b.txt").read_bytes()
+    again = run("book", "finish", "b.txt", "--out", "b.txt", cwd=tmp_path)
+    assert again.returncode == 1 and again.stderr.count("\n") == 1 and "already exists" in again.stderr
+    assert (tmp_path / "b.txt").read_bytes() == kept  # the build's own file is never overwritten
     missing = run("book", "moves", "B:W21:B1", "--book", str(tmp_path / "b.txt"))
     assert missing.returncode == 0 and "not in the book" in missing.stdout  # an answer, not a failure
     bad = run("book", "moves", "--book", str(tmp_path))

@@ -38,8 +38,8 @@ def test_depth_4_beats_depth_1() -> None:
     pairs = 6 if CI else 12
     every = opening_lines(3)
     chosen = [every[i * len(every) // pairs] for i in range(pairs)]
-    strong = Player(Session(EngineSettings(hash_mb=8, egdb_path="")), TimeControl(depth=4))
-    weak = Player(Session(EngineSettings(hash_mb=8, egdb_path="")), TimeControl(depth=1))
+    strong = Player(Session(EngineSettings(hash_mb=8, egdb_path="", book=False)), TimeControl(depth=4))
+    weak = Player(Session(EngineSettings(hash_mb=8, egdb_path="", book=False)), TimeControl(depth=1))
     result = play_searcher_match(strong, weak, chosen, max_plies=160)
     assert result.games == 2 * pairs
     assert result.score >= 0.8, result.summary()
@@ -50,7 +50,7 @@ def test_tuned_weights_score_at_least_even_against_hand_set() -> None:
     pairs = 6 if CI else 12
     every = opening_lines(3)
     chosen = [every[i * len(every) // pairs + 1] for i in range(pairs)]
-    tuned = Player(Session(EngineSettings(hash_mb=8, egdb_path="")), TimeControl(depth=3))
-    hand_set = Player(Session(EngineSettings(hash_mb=8, egdb_path=""), searcher_factory=lambda settings: Searcher(settings, evaluator=Evaluator())), TimeControl(depth=3))
+    tuned = Player(Session(EngineSettings(hash_mb=8, egdb_path="", book=False)), TimeControl(depth=3))
+    hand_set = Player(Session(EngineSettings(hash_mb=8, egdb_path="", book=False), searcher_factory=lambda settings: Searcher(settings, evaluator=Evaluator())), TimeControl(depth=3))
     result = play_searcher_match(tuned, hand_set, chosen, max_plies=160)
     assert result.score >= 0.5, result.summary()
