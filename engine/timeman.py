@@ -4,10 +4,13 @@
 with increment and moves to go, or no bound); :func:`time_budget` turns it into
 the three times that every adapter and the searcher share:
 
-- ``soft``: no new iteration is started past :data:`ITERATION_START` (55%) of
-  it, as an iteration takes about as long as all before it and one started
-  later would mostly be wasted; it is stretched when the best move keeps
-  changing (:meth:`TimeBudget.allows_iteration`);
+- ``soft``: on a clock, no new iteration is started past :data:`ITERATION_START`
+  (55%) of it, as an iteration takes about as long as all before it and the
+  time one started later would mostly be wasted, where it could have been kept
+  for the moves to come; it is stretched when the best move keeps changing
+  (:meth:`TimeBudget.allows_iteration`). A move time keeps nothing for later,
+  so its iterations start until its end: an unfinished one still plays the best
+  move it has searched, and it searches the previous best move first;
 - ``hard``: the searcher stops itself here, in the middle of an iteration;
 - ``watchdog``: the session answers here from the last reported line, even if
   the searcher has not returned (a bug, a stuck thread, a starved CPU): at most
@@ -30,7 +33,7 @@ OVERHEAD = 0.03
 GRACE = 0.03
 #: Moves the clock is spread over when the client gives no moves to go.
 DEFAULT_MOVES_TO_GO = 30
-#: No iteration starts past this share of the (stretched) soft limit.
+#: On a clock, no iteration starts past this share of the (stretched) soft limit.
 ITERATION_START: Final = 0.55
 #: The soft limit grows by this share for each unit of instability (a change of best move
 #: between iterations counts 1, halved at every iteration after)...
@@ -78,17 +81,19 @@ class Limits:
 
 @dataclass(frozen=True)
 class TimeBudget:
-    """The soft, hard and watchdog limits of one move (see the module's docstring)."""
+    """The soft, hard and watchdog limits of one move (see the module's docstring), and the
+    share of the soft limit past which no iteration starts."""
 
     soft: float
     hard: float
     watchdog: float
+    iteration_start: float = ITERATION_START
 
     def allows_iteration(self, elapsed: float, instability: float) -> bool:
         """Whether a new iteration may start ``elapsed`` seconds into the move, with the best
         move as unstable as ``instability`` says (see :data:`INSTABILITY_STRETCH`)."""
         soft = min(self.soft * (1.0 + INSTABILITY_STRETCH * min(instability, MAX_INSTABILITY)), self.hard)
-        return elapsed <= ITERATION_START * soft
+        return elapsed <= self.iteration_start * soft
 
 
 def bounded(limits: Limits) -> Limits:
@@ -117,7 +122,7 @@ def time_budget(limits: Limits) -> TimeBudget | None:
         return None
     if limits.move_time is not None:
         hard = max(0.001, limits.move_time - 0.005)
-        budget = TimeBudget(hard, hard, max(hard, limits.move_time - 0.002) + GRACE)
+        budget = TimeBudget(hard, hard, max(hard, limits.move_time - 0.002) + GRACE, iteration_start=1.0)
         if limits.clock is None:
             return budget
         on_clock = _clock_budget(limits.clock, limits.inc, limits.moves_to_go)

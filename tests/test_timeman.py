@@ -18,6 +18,10 @@ def test_move_time_is_a_hard_limit_with_the_watchdog_just_past_it() -> None:
     assert budget is not None
     assert budget.soft == budget.hard == pytest.approx(0.995)
     assert budget.hard < 1.0 < budget.watchdog <= 1.0 + GRACE
+    # Nothing is kept for later moves: iterations start until the end (on a clock, not past 55%).
+    assert budget.allows_iteration(0.99, 0.0) and not budget.allows_iteration(0.996, 0.0)
+    on_clock = time_budget(Limits(clock=60.0))
+    assert on_clock is not None and not on_clock.allows_iteration(0.56 * on_clock.soft, 0.0)
 
 
 @pytest.mark.parametrize("clock, inc, moves", [(60.0, 0.0, None), (10.0, 0.0, 1), (5.0, 0.1, 20),
