@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Final
 
 from pedina.squares import (
+    BIT_SLOTS,
     BLACK_PROMOTION,
     BOARD,
     SQUARE_BIT,
@@ -34,14 +35,19 @@ def _shifted(bits: int, shift: int) -> int:
     return bits << shift if shift > 0 else bits >> -shift
 
 
-def _step_moves(shift: int, promotion: int, king: bool) -> dict[int, RawMove]:
+#: What a table by square holds where no move ends (its from square is none).
+_NO_MOVE: Final[RawMove] = (0, 0, 0, 0, ())
+
+
+def _step_moves(shift: int, promotion: int, king: bool) -> list[RawMove]:
     """Every non-capturing step ``shift`` bits towards square 32 (negative: towards square 1),
-    by target bit; for men (promoted on ``promotion``) or for kings."""
-    table: dict[int, RawMove] = {}
+    by its target bit's slot (``to % BIT_SLOTS``); for men (promoted on ``promotion``) or
+    for kings."""
+    table = [_NO_MOVE] * BIT_SLOTS
     for frm in SQUARE_BIT[1:]:
         to = _shifted(frm, shift)
         if to & BOARD:
-            table[to] = (frm, to, 0, frm | to if king else to & promotion, ())
+            table[to % BIT_SLOTS] = (frm, to, 0, frm | to if king else to & promotion, ())
     return table
 
 
@@ -67,21 +73,27 @@ def generate_non_captures(us: int, kings: int, white: bool, empty: int) -> list[
     ``us``: its legal moves when it has no capture."""
     moves: list[RawMove] = []
     men = us & ~kings
-    steps: tuple[tuple[dict[int, RawMove], int], ...]
     if white:
-        steps = ((_WHITE_MAN_STEPS[0], (men >> 4) & empty), (_WHITE_MAN_STEPS[1], (men >> 5) & empty))
+        _add_steps(moves, _WHITE_MAN_STEPS[0], (men >> 4) & empty)
+        _add_steps(moves, _WHITE_MAN_STEPS[1], (men >> 5) & empty)
     else:
-        steps = ((_BLACK_MAN_STEPS[0], (men << 4) & empty), (_BLACK_MAN_STEPS[1], (men << 5) & empty))
+        _add_steps(moves, _BLACK_MAN_STEPS[0], (men << 4) & empty)
+        _add_steps(moves, _BLACK_MAN_STEPS[1], (men << 5) & empty)
     king_bits = us & kings
     if king_bits:
-        steps += ((_KING_STEPS_UP[0], (king_bits >> 4) & empty), (_KING_STEPS_UP[1], (king_bits >> 5) & empty),
-                  (_KING_STEPS_DOWN[0], (king_bits << 4) & empty), (_KING_STEPS_DOWN[1], (king_bits << 5) & empty))
-    for table, targets in steps:
-        while targets:
-            to = targets & -targets
-            targets ^= to
-            moves.append(table[to])
+        _add_steps(moves, _KING_STEPS_UP[0], (king_bits >> 4) & empty)
+        _add_steps(moves, _KING_STEPS_UP[1], (king_bits >> 5) & empty)
+        _add_steps(moves, _KING_STEPS_DOWN[0], (king_bits << 4) & empty)
+        _add_steps(moves, _KING_STEPS_DOWN[1], (king_bits << 5) & empty)
     return moves
+
+
+def _add_steps(moves: list[RawMove], table: list[RawMove], targets: int) -> None:
+    """Append the step of ``table`` to each target bit in ``targets``, lowest first."""
+    while targets:
+        to = targets & -targets
+        targets ^= to
+        moves.append(table[to % BIT_SLOTS])
 
 
 def step_move(us: int, kings: int, white: bool, empty: int, frm: int, to: int) -> RawMove | None:
@@ -94,8 +106,8 @@ def step_move(us: int, kings: int, white: bool, empty: int, frm: int, to: int) -
     else:
         tables = _WHITE_MAN_STEPS if white else _BLACK_MAN_STEPS
     for table in tables:
-        move = table.get(to)
-        if move is not None and move[0] == frm:
+        move = table[to % BIT_SLOTS]
+        if move[0] == frm:
             return move
     return None
 
@@ -167,15 +179,15 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
     return _select(men_moves, sequences, kings) if sequences else men_moves
 
 
-def _jump_moves(shift: int, promotion: int) -> dict[int, RawMove]:
+def _jump_moves(shift: int, promotion: int) -> list[RawMove]:
     """Every single jump of a man two steps of ``shift`` bits (negative: towards
-    square 1), by landing bit."""
-    table: dict[int, RawMove] = {}
+    square 1), by its landing bit's slot (``to % BIT_SLOTS``)."""
+    table = [_NO_MOVE] * BIT_SLOTS
     for frm in SQUARE_BIT[1:]:
         victim = _shifted(frm, shift)
         to = _shifted(victim, shift)
         if victim & BOARD and to & BOARD:
-            table[to] = (frm, to, victim, to & promotion, (to,))
+            table[to % BIT_SLOTS] = (frm, to, victim, to & promotion, (to,))
     return table
 
 
@@ -204,7 +216,7 @@ def _men_captures(landings4: int, landings5: int, their_men: int, empty: int, wh
         while landings:
             to = landings & -landings
             landings ^= to
-            jump = table[to]
+            jump = table[to % BIT_SLOTS]
             if to & rejump:
                 _man_sequences(jump[0], to, jump[2], (to,), their_men, empty, promotion, white, found)
             else:
@@ -267,7 +279,15 @@ def _king_jumps(here: int) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
-_KING_JUMPS: Final[dict[int, tuple[tuple[int, int], ...]]] = {bit: _king_jumps(bit) for bit in SQUARE_BIT[1:]}
+def _king_jumps_by_slot() -> list[tuple[tuple[int, int], ...]]:
+    """Each square's :func:`_king_jumps`, by its bit's slot (``bit % BIT_SLOTS``)."""
+    table: list[tuple[tuple[int, int], ...]] = [()] * BIT_SLOTS
+    for bit in SQUARE_BIT[1:]:
+        table[bit % BIT_SLOTS] = _king_jumps(bit)
+    return table
+
+
+_KING_JUMPS: Final = _king_jumps_by_slot()
 
 
 def _king_sequences(
@@ -288,7 +308,7 @@ def _king_sequences(
     """
     extended = False
     free = them ^ taken
-    for victim, landing in _KING_JUMPS[here]:
+    for victim, landing in _KING_JUMPS[here % BIT_SLOTS]:
         if victim & free and landing & empty:
             extended = True
             _king_sequences(start, landing, them, empty, taken | victim, captured + (victim,),

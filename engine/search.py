@@ -53,7 +53,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Final, Protocol
+from typing import Callable, Final, Protocol, cast
 
 from pedina.board import Board
 from pedina.egdb.probe import open_endgame_database
@@ -69,7 +69,7 @@ from pedina.smp import TAG_SHIFT, HelperPool, finished_iteration
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import (
-    EXACT, KEY_MASK, LOWER, MAX_PROCESSES, UPPER, TranspositionTable, identity, is_move, key_of, stored_bound,
+    EXACT, LOWER, MAX_PROCESSES, UPPER, TranspositionTable, is_move, position_key, stored_bound,
     stored_depth, stored_ends, stored_forced, stored_score,
 )
 
@@ -93,6 +93,10 @@ CHECK_MASK: Final = 255
 HAND_OVER_MASK: Final = 2047
 #: Packs (leaf count, sum of leaf plies) into one int for the mean depth.
 _LEAF_ONE: Final = 1 << 32
+#: A RawMove held whole, or None. Compiled, a variable of type RawMove holds the move's five
+#: fields unpacked, and storing or comparing it packs them into a new tuple (and new ints):
+#: moves that the search only keeps, passes on and compares are held as plain objects.
+_Held = object
 
 
 class EndgameTables(Protocol):
@@ -205,8 +209,8 @@ class Searcher:
         # shared table, tagged with the main search's node_tag.
         self._node_slot = node_slot
         self.node_tag = 0
-        self._history: defaultdict[RawMove, int] = defaultdict(int)
-        self._killers: list[RawMove | None] = [None] * (2 * MAX_PLY + 4)
+        self._history: defaultdict[_Held, int] = defaultdict(int)
+        self._killers: list[_Held] = [None] * (2 * MAX_PLY + 4)
         self._path: list[int] = []
         self._draw_plies = 80
         self._stop_flag = False
@@ -358,7 +362,7 @@ class Searcher:
         root_moves = generate(us, them, kings, white)
         if not root_moves:
             return Result(None, None, loss_in(0), 0, 0, time.perf_counter() - start)
-        history = [identity(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
+        history = [position_key(*_sides(p.white, p.black, p.white_to_move), p.kings, p.white_to_move)
                    for p in board.positions[max(0, len(board.positions) - 1 - reversible):-1]]
         for key in list(self._history):
             self._history[key] >>= 2
@@ -466,7 +470,7 @@ class Searcher:
         best_move = moves[0]
         lines = self._lines
         scored: list[tuple[int, RawMove]] = []
-        self._path.append(identity(us, them, kings, white))
+        self._path.append(position_key(us, them, kings, white))
         for i, move in enumerate(moves):
             frm, to, taken, toggle, _ = move
             child = (them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)
@@ -508,8 +512,8 @@ class Searcher:
 
         # Step 2. Draws by the game's rules: the move count, and a repetition on the line or in
         # the game (only a king move is reversible, so only every other position since the last
-        # irreversible move, four plies back at the nearest, can be the same).
-        ident = us | them << 36 | kings << 72 | (1 << 108 if white else 0)
+        # irreversible move, four plies back at the nearest, can be the same), told by its key.
+        key = position_key(us, them, kings, white)
         path = self._path
         if reversible >= 4:
             if reversible >= self._draw_plies:
@@ -517,7 +521,7 @@ class Searcher:
             j = len(path) - 4
             stop = len(path) - reversible
             while j >= stop:
-                if path[j] == ident:
+                if path[j] == key:
                     return 0
                 j -= 2
 
@@ -530,7 +534,6 @@ class Searcher:
 
         # Step 4. The transposition table: a cut-off at a null-window node, else the move to try first.
         tt = self.tt
-        key = hash((ident,)) & KEY_MASK  # tt.key_of, inlined
         data, move_taken = tt.probe(key)
         move_ends = 0
         forced = False
@@ -562,24 +565,24 @@ class Searcher:
         # Step 6. The first move: the table's move, or else the first killer, when it is legal
         # here, is tried before the other moves are generated: it often cuts the node off, and
         # then only the captures were (they say whether a step is legal).
-        hash_move: RawMove | None = None
-        first: RawMove | None = None
+        hash_move: _Held = None
+        first: _Held = None
         captures: list[RawMove] | None = None
-        killer = self._killers[2 * ply]
+        killer: _Held = self._killers[2 * ply]
         if move_ends or killer is not None:
             empty = BOARD ^ us ^ them
             captures = generate_captures(us, them, kings, white, empty)
             if move_ends:
                 hash_move = first = _legal_table_move(us, kings, white, empty, captures, move_ends, move_taken)
             if first is None and killer is not None and not captures:
-                frm, to, _, toggle, _ = killer
+                frm, to, _, toggle, _ = cast(RawMove, killer)
                 # A killer (never a capture) is legal when its piece is ours and of the same kind,
                 # the target is empty and a man goes forward.
                 if (frm & us and to & empty and frm & kings == frm & toggle
                         and (frm & kings or (to == frm >> 4 or to == frm >> 5) == white)):
                     first = killer
         if first is not None:
-            moves = [first]
+            moves = cast("list[RawMove]", [first])
             generated = False
         else:
             if captures is None:
@@ -602,11 +605,12 @@ class Searcher:
         pv_node = beta - alpha > 1
         lines = self._lines
         best = -INF
-        best_move: RawMove | None = None
+        best_move: _Held = None
+        held = cast("list[_Held]", moves)
         # Only king moves are reversible, so only a position where the mover has a
         # king can be repeated further down the line: the others stay off the path.
         if us & kings:
-            path.append(ident)
+            path.append(key)
         next_ply = ply + 1
         child_white = not white
         i = 0
@@ -646,20 +650,20 @@ class Searcher:
                                        -beta, -alpha, next_ply, child_reversible)
             if value > best:
                 best = value
-                best_move = move
+                best_move = held[i]
                 if value > alpha:
                     alpha = value
                     if value < beta:
                         if pv_node:
-                            lines[ply] = [move] + lines[next_ply]
+                            lines[ply] = cast("list[RawMove]", [best_move]) + lines[next_ply]
                     else:
                         # A non-capture that cut the node off is remembered for its siblings.
                         if not taken and not forced:
-                            self._history[move] += depth * depth + 1
+                            self._history[best_move] += depth * depth + 1
                             killers = self._killers
-                            if killers[2 * ply] != move:
+                            if killers[2 * ply] != best_move:
                                 killers[2 * ply + 1] = killers[2 * ply]
-                                killers[2 * ply] = move
+                                killers[2 * ply] = best_move
                         break
             i += 1
             if not generated and i == 1:
@@ -668,8 +672,9 @@ class Searcher:
                 # none, the moves are the steps.
                 assert captures is not None
                 rest = list(captures) if captures else generate_non_captures(us, kings, white, BOARD ^ us ^ them)
-                if first in rest:
-                    rest.remove(first)
+                held_rest = cast("list[_Held]", rest)
+                if first in held_rest:
+                    held_rest.remove(first)
                 self._order(rest, first, ply)
                 moves.extend(rest)
         if us & kings:
@@ -683,19 +688,18 @@ class Searcher:
             flag = LOWER
         else:
             flag = EXACT
-        tt.store(key, searched_depth, flag, to_table(best, ply), best_move, forced)
+        tt.store(key, searched_depth, flag, to_table(best, ply), cast("RawMove | None", best_move), forced)
         return best
 
-    def _order(self, moves: list[RawMove], hash_move: RawMove | None, ply: int) -> None:
+    def _order(self, moves: list[RawMove], hash_move: _Held, ply: int) -> None:
         """Sort non-captures: killers first, then by history (captures all tie on precedence)."""
         if len(moves) < 2 or moves[0][2]:
             return
-        moves.sort(key=self._history.__getitem__, reverse=True)
+        held = cast("list[_Held]", moves)
+        held.sort(key=self._history.__getitem__, reverse=True)
         killers = self._killers
-        for killer in (killers[2 * ply + 1], killers[2 * ply]):
-            if killer is not None and killer != hash_move and killer in moves:
-                moves.remove(killer)
-                moves.insert(0, killer)
+        _promote(held, killers[2 * ply + 1], hash_move)
+        _promote(held, killers[2 * ply], hash_move)
 
     def _quiesce(self, us: int, them: int, kings: int, white: bool, alpha: int, beta: int, ply: int,
                  reversible: int = 0) -> int:
@@ -830,20 +834,20 @@ class Searcher:
         table's best moves while they last."""
         line = self._root_lines.get(first) or [first]
         pv: list[Move] = []
-        seen = {identity(us, them, kings, white)}
+        seen = {position_key(us, them, kings, white)}
         move: RawMove | None = line[0]
         while move is not None and len(pv) < limit:
             pv.append(Move._from_raw(move))
             frm, to, taken, toggle, _ = move
             us, them, kings, white = them ^ taken, us ^ frm ^ to, kings ^ toggle, not white
-            ident = identity(us, them, kings, white)
-            if ident in seen:
+            key = position_key(us, them, kings, white)
+            if key in seen:
                 break
-            seen.add(ident)
+            seen.add(key)
             if len(pv) < len(line):
                 move = line[len(pv)]
             else:
-                data, taken = self.tt.probe(key_of(ident))
+                data, taken = self.tt.probe(key)
                 ends = stored_ends(data)
                 move = next((m for m in generate(us, them, kings, white) if is_move(m, ends, taken)), None)
         return pv
@@ -857,6 +861,13 @@ class Searcher:
         weights = [r[0] - (top - margin) + 1 for r in candidates]
         rng = random.Random(self._settings.seed * 1_000_003 ^ key)
         return rng.choices(candidates, weights=weights)[0]
+
+
+def _promote(moves: list[_Held], killer: _Held, hash_move: _Held) -> None:
+    """Put ``killer`` first in ``moves`` when it is one of them and not ``hash_move``."""
+    if killer is not None and killer != hash_move and killer in moves:
+        moves.remove(killer)
+        moves.insert(0, killer)
 
 
 def _legal_table_move(us: int, kings: int, white: bool, empty: int, captures: list[RawMove],

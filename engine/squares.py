@@ -29,6 +29,11 @@ BOARD: Final[int] = sum(SQUARE_BIT)
 #: Bit value -> square number, for single-bit ints.
 BIT_SQUARE: Final[dict[int, int]] = {SQUARE_BIT[n]: n for n in range(1, 33)}
 
+#: ``bit % BIT_SLOTS`` numbers a single bit of the layout (2 is a primitive root of 37, so
+#: the 36 powers of two below 2**36 leave 36 different remainders): tables by square are
+#: then lists, cheaper to read than dicts keyed by bit.
+BIT_SLOTS: Final = 37
+
 #: Rows where a man is promoted: White reaches 1-4, Black reaches 29-32.
 WHITE_PROMOTION: Final[int] = sum(SQUARE_BIT[n] for n in range(1, 5))
 BLACK_PROMOTION: Final[int] = sum(SQUARE_BIT[n] for n in range(29, 33))

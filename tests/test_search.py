@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +21,7 @@ from pedina.timeman import Limits
 from pedina.squares import BOARD, squares_of
 from pedina.timeman import time_budget
 from pedina.movegen import RawMove, generate
-from pedina.tt import ENTRY_BYTES, EXACT, identity, key_of
+from pedina.tt import ENTRY_BYTES, EXACT, position_key
 from timing import HANG, allowed
 
 
@@ -417,6 +419,28 @@ def test_hash_size_is_bounded() -> None:
     assert len(small.tt.words) * 8 == 8 * 1024 * 1024
 
 
+def test_position_keys_are_the_same_in_both_flavours_and_tell_positions_apart() -> None:
+    """Compiled, the key's products wrap at 64 bits; the module's own source run as plain
+    Python computes them exactly: both must give every position the same key."""
+    source = Path(__file__).parent.parent / "engine" / "tt.py"
+    spec = importlib.util.spec_from_file_location("plain_tt", source)
+    assert spec is not None and spec.loader is not None
+    plain = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plain)
+    rng = random.Random(62)
+    keys = set()
+    for _ in range(20_000):
+        us, them, kings, white = rng.getrandbits(36), rng.getrandbits(36), rng.getrandbits(36), rng.random() < 0.5
+        key = position_key(us, them, kings, white)
+        assert key == plain.position_key(us, them, kings, white) and 0 <= key < 1 << 62
+        keys.add(key)
+    assert len(keys) == 20_000
+    start = Position.start()
+    assert position_key(start.white, start.black, 0, True) != position_key(start.white, start.black, 0, False)
+    buckets = {position_key(1 << square, 1 << 35, 0, True) & 1023 for square in range(35)}
+    assert len(buckets) >= 30  # positions a square apart spread over the low bits, which pick the bucket
+
+
 def test_the_last_line_reported_is_the_line_played() -> None:
     """Clients keep the last line they are sent. A search stopped in an unfinished iteration
     plays that iteration's line (a new best move, or the old one with a new score and line):
@@ -489,7 +513,7 @@ def test_a_table_move_of_another_position_is_never_played() -> None:
         for us, them, kings, white in frontier:
             move = _illegal_move(us, them, kings, white)
             if move is not None:
-                forged.tt.store(key_of(identity(us, them, kings, white)), 0, EXACT, 0, move, False)
+                forged.tt.store(position_key(us, them, kings, white), 0, EXACT, 0, move, False)
                 planted += 1
             children += [(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)
                          for frm, to, taken, toggle, _ in generate(us, them, kings, white)]

@@ -25,7 +25,7 @@ from pedina.search import Result, Searcher
 from pedina.settings import EngineSettings
 from pedina.smp import DEPTH_SHIFT, NODES_MASK, TAG_SHIFT
 from pedina.timeman import Limits
-from pedina.tt import MAX_PROCESSES, TranspositionTable, key_of
+from pedina.tt import MAX_PROCESSES, TranspositionTable, position_key
 from test_hub import Hub, done_moves
 from test_hub_fuzz import run_fuzz
 from timing import HANG, allowed, wait_until
@@ -61,7 +61,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="re
 def test_a_shared_table_is_seen_by_another_process() -> None:
     table = TranspositionTable(1, shared=True)
     assert table.shared and table.counters.nbytes > 0
-    key = key_of(12345)
+    key = position_key(12345, 0, 0, True)
     script = ("import sys; from pedina.tt import TranspositionTable, EXACT; "
               "table = TranspositionTable(1, handle=int(sys.argv[1])); "
               "table.store(int(sys.argv[2]), 7, EXACT, 42, None, False); table.counters[3] = 99")
@@ -79,7 +79,7 @@ def test_a_table_is_shared_by_name_where_there_is_no_memfd(monkeypatch: pytest.M
     table = TranspositionTable(1, shared=True)
     name = table.handle
     assert isinstance(name, str)
-    key = key_of(54321)
+    key = position_key(54321, 0, 0, False)
     script = ("import sys; from pedina.tt import TranspositionTable, EXACT; "
               "table = TranspositionTable(1, handle=sys.argv[1]); "
               "table.store(int(sys.argv[2]), 5, EXACT, 7, None, False)")
