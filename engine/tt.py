@@ -288,14 +288,17 @@ class TranspositionTable:
         words = self.words
         base = (key & self.mask) * BUCKET_WORDS
         check = key >> CHECK_SHIFT
+        # An empty slot's key word is not read: each read of the buffer costs a new int.
         data = words[base + 1]
-        stored_key = words[base] ^ data
-        if stored_key >> CHECK_SHIFT == check and data:
-            return data, stored_key & SQUARES_MASK
+        if data:
+            stored_key = words[base] ^ data
+            if stored_key >> CHECK_SHIFT == check:
+                return data, stored_key & SQUARES_MASK
         data = words[base + 3]
-        stored_key = words[base + 2] ^ data
-        if stored_key >> CHECK_SHIFT == check and data:
-            return data, stored_key & SQUARES_MASK
+        if data:
+            stored_key = words[base + 2] ^ data
+            if stored_key >> CHECK_SHIFT == check:
+                return data, stored_key & SQUARES_MASK
         return 0, 0
 
     def store(self, key: int, depth: int, bound: int, score: int, move: RawMove | None, forced: bool) -> None:
@@ -315,9 +318,9 @@ class TranspositionTable:
         words = self.words
         base = (key & self.mask) * BUCKET_WORDS
         kept_data = words[base + 1]
-        kept_key = words[base] ^ kept_data
-        if (kept_key >> CHECK_SHIFT != check and depth < stored_depth(kept_data)
-                and kept_key >> AGE_SHIFT & AGE_MASK == age):
-            base += 2
+        if depth < stored_depth(kept_data):  # never so for an empty slot, whose key is not read
+            kept_key = words[base] ^ kept_data
+            if kept_key >> CHECK_SHIFT != check and kept_key >> AGE_SHIFT & AGE_MASK == age:
+                base += 2
         words[base] = stored_key ^ data
         words[base + 1] = data
