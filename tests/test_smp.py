@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pedina import START_HUB, Board
-from pedina.search import Result, Searcher
+from pedina.search import Info, Result, Searcher
 from pedina.settings import EngineSettings
 from pedina.smp import DEPTH_SHIFT, NODES_MASK, TAG_SHIFT
 from pedina.timeman import Limits
@@ -128,28 +128,39 @@ def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> No
 
 def test_a_helper_deeper_than_the_main_search_answers() -> None:
     searcher = Searcher(TWO)
-    shown: list[int] = []
+    held = threading.Event()  # the main search is held in its report of depth 6
+    release = threading.Event()
     done = threading.Event()
     results: list[Result | None] = []
+
+    def on_info(info: Info) -> None:
+        # Holding the main search is what lets the helper get ahead of it on any machine: left
+        # to run, the main search may stay ahead for as long as the test would wait.
+        if info.depth >= 6 and not held.is_set():
+            held.set()
+            assert release.wait(HANG)
 
     def on_done(result: Result | None, error: Exception | None) -> None:
         results.append(result)
         done.set()
 
-    def helper_ahead() -> bool:
+    def helper_depth() -> int:
         word = searcher.tt.counters[MAX_PROCESSES + 1]
-        return word >> TAG_SHIFT != 0 and bool(shown) and word >> DEPTH_SHIFT & 127 > max(shown) >= 6
+        return word >> DEPTH_SHIFT & 127 if word >> TAG_SHIFT != 0 else 0
 
     try:
-        searcher.start(Board(), Limits(infinite=True), lambda info: shown.append(info.depth), on_done)
-        wait_until(helper_ahead, what="a helper's iteration deeper than the main search's")
-        helper_depth = searcher.tt.counters[MAX_PROCESSES + 1] >> DEPTH_SHIFT & 127
+        searcher.start(Board(), Limits(infinite=True), on_info, on_done)
+        assert held.wait(HANG)
+        wait_until(lambda: helper_depth() > 6, what="a helper's iteration deeper than the held main search's")
+        deeper = helper_depth()
         searcher.stop()
+        release.set()
         assert done.wait(HANG)
         result = results[0]
         assert result is not None and result.best in Board().legal_moves()
-        assert result.depth >= helper_depth  # the helper's depth (or the main search caught up)
+        assert result.depth >= deeper > 6  # the helper's depth, not the main search's 6
     finally:
+        release.set()
         searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
 
