@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from pedina.scores import KNOWN_WIN, NO_MOVES
-from pedina.squares import BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION, popcount
+from pedina.squares import BIT_SLOTS, BLACK_PROMOTION, BOARD, SQUARE_BIT, WHITE_PROMOTION, popcount
 
 #: Features with an opening and an endgame weight (names get ``_mg``/``_eg``).
 PHASED: Final[tuple[str, ...]] = (
@@ -194,9 +194,16 @@ def _neighbours(bits: int) -> int:
     return ((bits >> 4) | (bits >> 5) | (bits << 4) | (bits << 5)) & BOARD
 
 
-#: Diagonal neighbours and the half-turn mirror square, by square bit.
-_NEIGHBOURS: Final[dict[int, int]] = {SQUARE_BIT[n]: _neighbours(SQUARE_BIT[n]) for n in range(1, 33)}
-_MIRROR: Final[dict[int, int]] = {SQUARE_BIT[n]: SQUARE_BIT[33 - n] for n in range(1, 33)}
+def _by_slot(values: dict[int, int]) -> list[int]:
+    """A table by square bit as a list by the bit's slot (``bit % BIT_SLOTS``), cheaper to read."""
+    table = [0] * BIT_SLOTS
+    for bit, value in values.items():
+        table[bit % BIT_SLOTS] = value
+    return table
+
+
+#: Diagonal neighbours by square bit's slot.
+_NEIGHBOURS: Final = _by_slot({SQUARE_BIT[n]: _neighbours(SQUARE_BIT[n]) for n in range(1, 33)})
 
 
 class Evaluator:
@@ -239,8 +246,11 @@ class Evaluator:
             black_men[index] = -white_men[mirror]
         self._wm = _chunk_tables(white_men)
         self._bm = _chunk_tables(black_men)
-        #: Packed value of a White king by square bit (Black's: the mirror square, negated).
-        self._king_values: dict[int, int] = {1 << i: white_kings[i] for i in range(36)}
+        #: Packed value of a king by its square bit's slot, for each colour (Black's is
+        #: White's on the half-turn mirror square, negated).
+        self._white_king_values = _by_slot({1 << i: white_kings[i] for i in range(36)})
+        self._black_king_values = _by_slot({
+            SQUARE_BIT[n]: -white_kings[SQUARE_BIT[33 - n].bit_length() - 1] for n in range(1, 33)})
         self._men_mobility = w["men_mobility"]
         self._king_mobility = w["king_mobility"]
         self._trapped_king = w["trapped_king"]
@@ -294,15 +304,17 @@ class Evaluator:
         mobile_b = b_steps
         if kings:
             # Kings are few: one at a time is cheaper than whole-board masks.
-            values = self._king_values
+            white_values = self._white_king_values
+            black_values = self._black_king_values
             mobility = 0
             trapped = 0
             bits = w & kings
             while bits:
                 low = bits & -bits
                 bits ^= low
-                packed += values[low]
-                moves = _NEIGHBOURS[low] & empty
+                slot = low % BIT_SLOTS
+                packed += white_values[slot]
+                moves = _NEIGHBOURS[slot] & empty
                 if moves:
                     mobility += popcount(moves)
                     mobile_w |= moves
@@ -312,8 +324,9 @@ class Evaluator:
             while bits:
                 low = bits & -bits
                 bits ^= low
-                packed -= values[_MIRROR[low]]
-                moves = _NEIGHBOURS[low] & empty
+                slot = low % BIT_SLOTS
+                packed += black_values[slot]
+                moves = _NEIGHBOURS[slot] & empty
                 if moves:
                     mobility -= popcount(moves)
                     mobile_b |= moves
@@ -469,7 +482,7 @@ def pattern_indices(us: int, them: int, kings: int, white: bool) -> list[int]:
 
 def _king_moves(kings: int, empty: int) -> int:
     """Steps open to the kings, counted per king."""
-    return sum((_NEIGHBOURS[SQUARE_BIT[n]] & empty).bit_count() for n in range(1, 33) if kings & SQUARE_BIT[n])
+    return sum((_NEIGHBOURS[SQUARE_BIT[n] % BIT_SLOTS] & empty).bit_count() for n in range(1, 33) if kings & SQUARE_BIT[n])
 
 
 def _weights_of_json(text: str, origin: str) -> dict[str, float]:

@@ -152,8 +152,14 @@ def count_moves(us: int, them: int, kings: int, white: bool) -> int:
     return moves
 
 
+#: What :func:`generate_captures` gives a position with no capture: one list, never changed by
+#: its callers, so that the search's quiet nodes (most of its nodes) make no list of their own.
+_NO_CAPTURES: Final[list[RawMove]] = []
+
+
 def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -> list[RawMove]:
-    """Legal captures only (empty list when none), after the precedence rules."""
+    """Legal captures only, after the precedence rules; when there are none, an empty list
+    that is shared: read it, never change it."""
     if kings:
         men = us & ~kings
         their_men = them & ~kings
@@ -167,7 +173,7 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
     else:
         landings4 = (((men << 4) & their_men) << 4) & empty
         landings5 = (((men << 5) & their_men) << 5) & empty
-    men_moves = _men_captures(landings4, landings5, their_men, empty, white) if landings4 or landings5 else []
+    men_moves = _men_captures(landings4, landings5, their_men, empty, white) if landings4 or landings5 else _NO_CAPTURES
     if not king_bits:
         return men_moves
     # Kings are few, so each one's sequences are searched from its square.

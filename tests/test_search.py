@@ -596,3 +596,14 @@ def test_ponder_hit_sent_right_after_start_puts_the_search_on_the_clock() -> Non
     searcher.ponder_hit()
     assert done.wait(HANG), "a ponder-hit sent before the thread ran was lost"
     thread.join(HANG)
+
+
+def test_searches_leave_the_shared_empty_capture_list_empty() -> None:
+    """A position without a capture gets one shared empty list (no list a quiet node): were a
+    search ever to add to it, every later quiet position would seem to have that capture."""
+    quiet = Position.from_fen("W:WK28,21,22:BK5,9,10")
+    searcher = Searcher(EngineSettings(hash_mb=1, egdb_path="", book=False))
+    for fen in ("W:WK28,21,22:BK5,9,10", "B:W21-32:B1-12", "W:W9:B1,5"):
+        searcher.search(Board(fen), Limits(depth=6))
+    assert generate_captures(quiet.white, quiet.black, quiet.kings, True, BOARD ^ quiet.white ^ quiet.black) == []
+    assert generate(quiet.white, quiet.black, quiet.kings, True) is not generate(quiet.white, quiet.black, quiet.kings, True)
