@@ -69,7 +69,7 @@ from pedina.smp import TAG_SHIFT, HelperPool, finished_iteration
 from pedina.squares import BOARD, popcount
 from pedina.timeman import Limits, TimeBudget, time_budget
 from pedina.tt import (
-    BUSY_MASK, EXACT, LOWER, MAX_PROCESSES, UPPER, TranspositionTable, is_move, position_key, stored_bound,
+    EXACT, LOWER, MAX_PROCESSES, UPPER, TranspositionTable, is_move, position_key, stored_bound,
     stored_depth, stored_ends, stored_forced, stored_score,
 )
 
@@ -86,12 +86,6 @@ LMR_MIN_DEPTH: Final = 2
 PROBCUT_MIN_DEPTH: Final = 4
 PROBCUT_REDUCTION: Final = 3
 PROBCUT_MARGIN: Final = 80
-#: On several cores, a node whose moves have at least this depth left marks each move's
-#: position while it searches it (:attr:`pedina.tt.TranspositionTable.busy`), and a move (not
-#: the node's first) whose position another process has marked waits until the node's other
-#: moves are searched (ABDADA): the processes split the tree instead of searching the same
-#: moves at once. Shallower nodes are too many and too quick to be worth a mark.
-DEFER_MIN_DEPTH: Final = 2
 #: The clock, node limit and stop flag are read when ``nodes & CHECK_MASK == 0``.
 CHECK_MASK: Final = 255
 #: ...and the interpreter lock is handed over when ``nodes & HAND_OVER_MASK == 0`` (see
@@ -425,13 +419,16 @@ class Searcher:
                 ) -> tuple[int, list[tuple[int, RawMove]], int]:
         """Iterative deepening to ``max_depth``, until a stop or the clock ends it: (the last
         depth completed, the root moves' results, the depth those results come from). A helper
-        (:mod:`pedina.smp`) keeps each iteration it finishes in its word of the table."""
+        (:mod:`pedina.smp`) searches every other depth only, ahead of the main search, and keeps
+        each iteration it finishes in its word of the table."""
         slot = self._node_slot
         results: list[tuple[int, RawMove]] = []
         completed = 0
         results_depth = 0  # the depth that results' score comes from
         instability = 0.0
         for depth in range(1, max_depth + 1):
+            if slot and depth > 1 and (depth + slot) % 2:
+                continue
             self._begin_iteration(history)
             try:
                 found = self._root(us, them, kings, white, order, depth, reversible, exact)
@@ -616,8 +613,6 @@ class Searcher:
             path.append(key)
         next_ply = ply + 1
         child_white = not white
-        marking = depth >= DEFER_MIN_DEPTH and tt.shared
-        first_pass = len(moves) if generated else 0  # the moves past it were put off
         i = 0
         while i < len(moves):
             move = moves[i]
@@ -625,15 +620,6 @@ class Searcher:
             child_us = them ^ taken
             child_them = us ^ frm ^ to
             child_kings = kings ^ toggle
-            child_key = 0
-            if marking:
-                child_key = position_key(child_us, child_them, child_kings, child_white)
-                busy = tt.busy
-                if 0 < i < first_pass and busy[child_key & BUSY_MASK] == child_key:
-                    moves.append(move)
-                    i += 1
-                    continue
-                busy[child_key & BUSY_MASK] = child_key
             if taken:
                 child_reversible = 0
             else:
@@ -662,8 +648,6 @@ class Searcher:
                 if alpha < value < beta:
                     value = -self._pvs(child_us, child_them, child_kings, child_white, depth,
                                        -beta, -alpha, next_ply, child_reversible)
-            if child_key and tt.busy[child_key & BUSY_MASK] == child_key:
-                tt.busy[child_key & BUSY_MASK] = 0
             if value > best:
                 best = value
                 best_move = held[i]
@@ -693,7 +677,6 @@ class Searcher:
                     held_rest.remove(first)
                 self._order(rest, first, ply)
                 moves.extend(rest)
-                first_pass = len(moves)
         if us & kings:
             path.pop()
 

@@ -5,15 +5,13 @@ Python threads cannot search in parallel (one interpreter lock), so the ``thread
 :class:`~pedina.search.Searcher`, the main search. They share its transposition table, made
 ``shared`` (:mod:`pedina.tt`): every search the main one starts, each helper searches the
 same position too, deepening on its own until the main search ends, and what any of them
-stores the others find. Each process marks the positions it is searching in the table's
-:attr:`~pedina.tt.TranspositionTable.busy` words, and a move whose position another process
-is in is put off to the end of its node's moves (ABDADA, :data:`~pedina.search.DEFER_MIN_DEPTH`):
-the processes split the tree where Stockfish's "lazy" threads would search the same moves at
-once. The main search reports and answers; the helpers are worth their cores through the
-cut-offs and moves they leave in the table, and through their own results: when the main
-search ends, the deepest iteration any helper finished answers if it is deeper than the main
-search's own. Each helper writes its node count and its last finished iteration in its words
-of the table's :attr:`~pedina.tt.TranspositionTable.counters`, tagged with the search they are for.
+stores the others find. The main search reports and answers; the helpers are worth their
+cores through the cut-offs and moves they leave in the table, as Stockfish's "lazy" threads
+are, and through their own results: a helper searches every other depth (1, 3, 5...), so it
+runs ahead of the main search, and when the main search ends, the deepest iteration any
+helper finished answers if it is deeper than the main search's own. Each helper writes its
+node count and its last finished iteration in its words of the table's
+:attr:`~pedina.tt.TranspositionTable.counters`, tagged with the search they are for.
 
 Guarantees:
 
@@ -85,8 +83,6 @@ class HelperPool:
         self._ready: list[bool] = []
         self._tag = 0
         self.counters = table.counters
-        self._busy = table.busy
-        self._no_marks = memoryview(bytes(len(table.busy) * 8)).cast("q")
         passed = [table.handle] if isinstance(table.handle, int) else []
         for slot in range(1, count + 1):
             ours, theirs = Pipe()
@@ -110,8 +106,6 @@ class HelperPool:
     def begin(self, board: Board, age: int) -> None:
         """Have every helper search ``board`` (the table at ``age``) until :meth:`end`."""
         self._tag = (self._tag + 1) & TAG_MASK
-        # The marks of a search cut short stay where it left them: none may defer a move of this one.
-        self._busy[:] = self._no_marks
         # The game since its last irreversible move is all a search reads of the past (repetitions).
         reversible = board.reversible_plies
         since = board.positions[len(board.positions) - 1 - reversible]

@@ -151,11 +151,6 @@ def is_move(move: RawMove, ends: int, taken: int) -> bool:
 #: last finished iteration (two a process, :data:`MAX_PROCESSES` at most; see :mod:`pedina.smp`).
 MAX_PROCESSES: Final = 64
 COUNTER_BYTES: Final = 16 * MAX_PROCESSES
-#: Words after the counters where the processes of a search mark the positions they are in the
-#: middle of (:attr:`TranspositionTable.busy`): a position's key at the word its low bits choose.
-BUSY_WORDS: Final = 1 << 13
-BUSY_MASK: Final = BUSY_WORDS - 1
-SHARED_EXTRA_BYTES: Final = COUNTER_BYTES + 8 * BUSY_WORDS
 
 
 def _zeroed(size: int) -> bytearray | mmap.mmap:
@@ -220,8 +215,7 @@ class TranspositionTable:
     can map: :attr:`handle` names it there (a file descriptor on Linux, else a shared memory
     name) and ``TranspositionTable(mb, handle=...)`` in that process maps it (taking over the
     descriptor), the same size; :attr:`counters` are its words for the processes' node counts
-    and finished iterations, and :attr:`busy` the words where a search marks the positions it
-    is searching (:data:`BUSY_WORDS`). A table of one process has neither.
+    and finished iterations. A table of one process has no counters.
     """
 
     def __init__(self, mb: float = 64, shared: bool = False, handle: int | str | None = None) -> None:
@@ -232,7 +226,6 @@ class TranspositionTable:
         self._raw: bytearray | mmap.mmap = bytearray(0)
         self.words = memoryview(self._raw).cast("q")
         self.counters = memoryview(self._raw).cast("q")
-        self.busy = memoryview(self._raw).cast("q")
         self.mask = 0
         self.entries = 0
         if handle is None:
@@ -245,14 +238,14 @@ class TranspositionTable:
         :class:`MemoryError` leaves everything as it was."""
         buckets = bucket_count(mb)
         if self.shared:
-            raw, handle = _shared_zeroed(buckets * BUCKET_BYTES + SHARED_EXTRA_BYTES)
+            raw, handle = _shared_zeroed(buckets * BUCKET_BYTES + COUNTER_BYTES)
             self._use(raw, buckets, mb, handle)
         else:
             self._use(_zeroed(buckets * BUCKET_BYTES), buckets, mb, -1)
 
     def _attach(self, handle: int | str, mb: float) -> None:
         buckets = bucket_count(mb)
-        size = buckets * BUCKET_BYTES + SHARED_EXTRA_BYTES
+        size = buckets * BUCKET_BYTES + COUNTER_BYTES
         if isinstance(handle, int):
             try:
                 raw = mmap.mmap(handle, size, flags=mmap.MAP_SHARED)
@@ -273,7 +266,6 @@ class TranspositionTable:
         view = memoryview(raw)
         self.words = view[:size].cast("q")
         self.counters = view[size:size + COUNTER_BYTES].cast("q") if self.shared else view[:0].cast("q")
-        self.busy = view[size + COUNTER_BYTES:size + SHARED_EXTRA_BYTES].cast("q") if self.shared else view[:0].cast("q")
         self.mb = mb
         self.mask = buckets - 1
         self.entries = 2 * buckets

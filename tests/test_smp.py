@@ -21,18 +21,16 @@ from pathlib import Path
 import pytest
 
 from pedina import START_HUB, Board
-from pedina.evaluate import Evaluator
 from pedina.search import Info, Result, Searcher
 from pedina.settings import EngineSettings
 from pedina.smp import DEPTH_SHIFT, NODES_MASK, TAG_SHIFT
 from pedina.timeman import Limits
-from pedina.tt import BUSY_MASK, MAX_PROCESSES, TranspositionTable, position_key
+from pedina.tt import MAX_PROCESSES, TranspositionTable, position_key
 from test_hub import Hub, done_moves
 from test_hub_fuzz import run_fuzz
 from timing import HANG, allowed, wait_until
 
-ONE = EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False)
-TWO = ONE.with_values({"threads": 2})
+TWO = EngineSettings(threads=2, hash_mb=4, egdb_path="", book=False)
 
 
 def descendants(pid: int) -> list[int]:
@@ -99,7 +97,7 @@ def test_a_table_is_shared_by_name_where_there_is_no_memfd(monkeypatch: pytest.M
 
 def test_a_table_of_one_process_is_not_shared() -> None:
     table = TranspositionTable(1)
-    assert not table.shared and table.counters.nbytes == 0 and table.busy.nbytes == 0
+    assert not table.shared and table.counters.nbytes == 0
 
 
 def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> None:
@@ -125,7 +123,7 @@ def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> No
         assert result.nodes >= searcher.nodes + 20_000  # the main search's nodes and the helper's
         assert searcher.problems() == []
     finally:
-        searcher.configure(ONE)
+        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
 
 def test_a_helper_deeper_than_the_main_search_answers() -> None:
@@ -163,91 +161,7 @@ def test_a_helper_deeper_than_the_main_search_answers() -> None:
         assert result.depth >= deeper > 6  # the helper's depth, not the main search's 6
     finally:
         release.set()
-        searcher.configure(ONE)
-
-
-def key_of(board: Board) -> int:
-    """The table's key of ``board``'s position."""
-    position = board.position
-    white = position.white_to_move
-    us, them = (position.white, position.black) if white else (position.black, position.white)
-    return position_key(us, them, position.kings, white)
-
-
-def test_a_search_on_a_shared_table_marks_where_it_is_and_unmarks_what_it_finished() -> None:
-    table = TranspositionTable(4, shared=True)
-    searcher = Searcher(ONE, table=table)
-    searcher.search(Board(), Limits(nodes=30_000))  # cut short, deep in its line
-    assert any(table.busy)
-    table.busy[:] = memoryview(bytes(table.busy.nbytes)).cast("q")
-    searcher.search(Board(), Limits(depth=8))
-    assert not any(table.busy)
-
-
-class MarksWatcher:
-    """An evaluation that watches ``table``'s marks at every leaf of a search's iteration of
-    depth 4 (where a reply to a root move is first marked): :attr:`finished` lists the replies
-    in the order their marks went, that is the order they were searched in."""
-
-    def __init__(self, table: TranspositionTable, replies: set[int]) -> None:
-        self.table = table
-        self.replies = replies
-        self.evaluator = Evaluator()
-        self.watching = False
-        self.marked: set[int] = set()
-        self.finished: list[int] = []
-
-    def on_info(self, info: Info) -> None:
-        self.watching = info.depth == 3
-
-    def evaluate(self, us: int, them: int, kings: int, white: bool) -> int:
-        if self.watching:
-            marked = {key for key in self.replies if self.table.busy[key & BUSY_MASK] == key}
-            self.finished += [key for key in self.marked - marked if key not in self.finished]
-            self.marked = marked
-        return self.evaluator.evaluate(us, them, kings, white)
-
-
-def test_a_move_another_process_is_searching_is_put_off_to_the_end() -> None:
-    """A reply to the first root move, marked as another process would, is searched after the
-    other replies; the order is otherwise the same."""
-    replies: list[set[int]] = []  # the positions after each root move's replies
-    for move in Board().legal_moves():
-        board = Board()
-        board.push(move)
-        replies.append(set())
-        for reply in board.legal_moves():
-            board.push(reply)
-            replies[-1].add(key_of(board))
-            board.pop()
-    orders = []
-    target = 0
-    for marked in (False, True):
-        table = TranspositionTable(4, shared=True)
-        if marked:
-            table.busy[target & BUSY_MASK] = target
-        watcher = MarksWatcher(table, set().union(*replies))
-        searcher = Searcher(ONE, table=table)
-        searcher._evaluate = watcher.evaluate  # compiled, an Evaluator cannot be subclassed to watch
-        searcher.search(Board(), Limits(depth=4), watcher.on_info)
-        first_move = next(siblings for siblings in replies if watcher.finished[0] in siblings)
-        orders.append([key for key in watcher.finished if key in first_move])
-        target = orders[0][1]
-    natural, put_off = orders
-    assert len(natural) >= 3
-    assert put_off == [key for key in natural if key != target] + [target]
-
-
-def test_a_search_on_several_processes_starts_with_no_marks_left_from_another() -> None:
-    searcher = Searcher(TWO)
-    try:
-        busy = searcher.tt.busy
-        for index in range(len(busy)):
-            busy[index] = 1  # as if left by a search cut short (no position's key is 1)
-        searcher.search(Board(), Limits(depth=6))
-        assert 1 not in busy.tolist()
-    finally:
-        searcher.configure(ONE)
+        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
 
 def test_a_helper_that_cannot_be_started_is_said_and_the_search_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -355,7 +269,7 @@ def test_a_helper_never_runs_a_pedina_of_the_working_directory(tmp_path: Path, m
     searcher = Searcher(TWO)
     searcher.prepare()  # the helper has started: it imported the engine
     assert searcher.problems() == [] and not (tmp_path / "ran").exists()
-    searcher.configure(ONE)
+    searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
 
 def test_a_pure_script_without_a_main_guard_can_search_on_two_threads(tmp_path: Path) -> None:
