@@ -17,7 +17,7 @@ included, and ``()`` for a step. A ring capture has ``from_bit == to_bit``.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 from pedina.squares import (
     BIT_SLOTS,
@@ -39,11 +39,11 @@ def _shifted(bits: int, shift: int) -> int:
 _NO_MOVE: Final[RawMove] = (0, 0, 0, 0, ())
 
 
-def _step_moves(shift: int, promotion: int, king: bool) -> list[RawMove]:
+def _step_moves(shift: int, promotion: int, king: bool) -> list[object]:
     """Every non-capturing step ``shift`` bits towards square 32 (negative: towards square 1),
     by its target bit's slot (``to % BIT_SLOTS``); for men (promoted on ``promotion``) or
     for kings."""
-    table = [_NO_MOVE] * BIT_SLOTS
+    table: list[object] = [_NO_MOVE] * BIT_SLOTS
     for frm in SQUARE_BIT[1:]:
         to = _shifted(frm, shift)
         if to & BOARD:
@@ -51,7 +51,9 @@ def _step_moves(shift: int, promotion: int, king: bool) -> list[RawMove]:
     return table
 
 
-# Steps are built once and shared: generating one is a lookup, not a new tuple.
+# Steps are built once and shared: generating one is a lookup, not a new tuple. The tables and
+# the lists of steps hold them as objects: compiled, a RawMove read from a list is unpacked, and
+# storing it packs it into a new tuple, where the shared one is what the search hashes and compares.
 _WHITE_MAN_STEPS: Final = (_step_moves(-4, WHITE_PROMOTION, False), _step_moves(-5, WHITE_PROMOTION, False))
 _BLACK_MAN_STEPS: Final = (_step_moves(4, BLACK_PROMOTION, False), _step_moves(5, BLACK_PROMOTION, False))
 _KING_STEPS_UP: Final = (_step_moves(-4, 0, True), _step_moves(-5, 0, True))
@@ -71,7 +73,7 @@ def generate(us: int, them: int, kings: int, white: bool) -> list[RawMove]:
 def generate_non_captures(us: int, kings: int, white: bool, empty: int) -> list[RawMove]:
     """The steps of men (forward only) and kings (any diagonal) of the side owning
     ``us``: its legal moves when it has no capture."""
-    moves: list[RawMove] = []
+    moves: list[object] = []
     men = us & ~kings
     if white:
         _add_steps(moves, _WHITE_MAN_STEPS[0], (men >> 4) & empty)
@@ -85,10 +87,10 @@ def generate_non_captures(us: int, kings: int, white: bool, empty: int) -> list[
         _add_steps(moves, _KING_STEPS_UP[1], (king_bits >> 5) & empty)
         _add_steps(moves, _KING_STEPS_DOWN[0], (king_bits << 4) & empty)
         _add_steps(moves, _KING_STEPS_DOWN[1], (king_bits << 5) & empty)
-    return moves
+    return cast("list[RawMove]", moves)
 
 
-def _add_steps(moves: list[RawMove], table: list[RawMove], targets: int) -> None:
+def _add_steps(moves: list[object], table: list[object], targets: int) -> None:
     """Append the step of ``table`` to each target bit in ``targets``, lowest first."""
     while targets:
         to = targets & -targets
@@ -107,8 +109,8 @@ def step_move(us: int, kings: int, white: bool, empty: int, frm: int, to: int) -
         tables = _WHITE_MAN_STEPS if white else _BLACK_MAN_STEPS
     for table in tables:
         move = table[to % BIT_SLOTS]
-        if move[0] == frm:
-            return move
+        if cast(RawMove, move)[0] == frm:
+            return cast("RawMove | None", move)
     return None
 
 
