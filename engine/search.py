@@ -405,6 +405,7 @@ class Searcher:
         pv = self._pv(us, them, kings, white, best, max(completed, 1) + 8)
         elapsed = time.perf_counter() - start
         nodes = self._all_nodes()
+        self._helping = None  # the pool holds a view of its table, which a new size or threads replaces
         shown = self._last_info[0] if self._last_info else None
         if results_depth and self._on_info is not None and (shown is None or (shown.score, shown.pv) != (score, pv)):
             # Clients keep the last line they are sent: it must be the line played (an

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import mmap
 import os
 import signal
 import subprocess
@@ -100,8 +101,22 @@ def test_a_table_of_one_process_is_not_shared() -> None:
     assert not table.shared and table.counters.nbytes == 0
 
 
-def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> None:
+@pytest.mark.parametrize("memory", [
+    pytest.param("memfd", id="memfd, as on Linux",
+                 marks=pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="Linux's memfd_create")),
+    pytest.param("named", id="shared memory by name, as on macOS")])
+def test_helpers_search_with_the_main_search_and_their_nodes_are_counted(
+        memory: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With either kind of shared memory: the helper searches and counts its nodes in the table,
+    and the table's memory goes with the table (the last search's helpers held it until the
+    next search)."""
+    if memory == "named":
+        # macOS has neither: the table is POSIX shared memory, which the helper maps by its name.
+        monkeypatch.delattr(os, "memfd_create")
+        monkeypatch.delattr(mmap, "MAP_POPULATE", raising=False)
     searcher = Searcher(TWO)
+    handle = searcher.tt.handle
+    assert isinstance(handle, str if memory == "named" else int)
     done = threading.Event()
     results: list[Result | None] = []
 
@@ -124,6 +139,9 @@ def test_helpers_search_with_the_main_search_and_their_nodes_are_counted() -> No
         assert searcher.problems() == []
     finally:
         searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+    del helper_counter  # a view of the shared memory, which keeps it mapped
+    gc.collect()
+    assert not (isinstance(handle, str) and (Path("/dev/shm") / handle).exists())  # unlinked with its table
 
 
 def test_a_helper_deeper_than_the_main_search_answers() -> None:
