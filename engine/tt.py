@@ -11,8 +11,10 @@ mypyc can index, a memoryview was the fastest: 460 to 520 ns a read and write ag
 820 for an ``array.array`` of ``'q'``, in a compiled loop over 2**12 and 2**22 words on a
 loaded machine (a list of ints, in the same range, is no flat buffer). An entry is two words:
 
-- the key word, stored xored with the data word (so that a reader on another process
-  that sees half of a write finds a wrong check, never a mixed entry)::
+- the key word, stored xored with the data word, so that a reader on another process that
+  sees half of a write (one entry's key word with another's data word) finds a wrong check,
+  unless the two data words agree in the check's bits (the same depth, bound and forced
+  bit, scores within 64 of each other): such a mixed entry is a false hit (below)::
 
       check (20 bits) << 42 | age (6 bits) << 36 | captured squares (36 bits)
 
