@@ -5,13 +5,18 @@ earlier search's entry gives way, and a key of another position never reads an e
 from __future__ import annotations
 
 from pedina.tt import (
-    BUCKET_WORDS, CHECK_SHIFT, DEPTH_MASK, EXACT, LOWER, UPPER, TranspositionTable, stored_bound, stored_depth, stored_ends,
-    stored_forced, stored_score,
+    BUCKET_WORDS, CHECK_SHIFT, DEPTH_MASK, EXACT, KEY_MASK, LOWER, UPPER, TranspositionTable, stored_bound,
+    stored_depth, stored_ends, stored_forced, stored_score,
 )
 
 #: A key, and keys of other positions in the same bucket: they differ only in the check's bits.
-KEY = 0x2F3A_5C7E_1B2D_4E6F & ((1 << 62) - 1)
+KEY = 0x2F3A_5C7E_1B2D_4E6F & KEY_MASK
 SAME_BUCKET = [KEY ^ (n << CHECK_SHIFT) for n in range(1, 4)]
+
+
+def bucket_of(table: TranspositionTable, key: int) -> int:
+    """The index in ``table.words`` of ``key``'s bucket: its first entry's key word."""
+    return (key & table.mask) * BUCKET_WORDS
 
 
 def depth_of(table: TranspositionTable, key: int) -> int | None:
@@ -71,7 +76,7 @@ def test_a_shallower_result_of_the_same_position_replaces_its_entry() -> None:
     table.store(KEY, 6, EXACT, 30, None, False)
     data, _ = table.probe(KEY)
     assert (stored_depth(data), stored_bound(data), stored_score(data)) == (6, EXACT, 30)
-    base = (KEY & table.mask) * BUCKET_WORDS
+    base = bucket_of(table, KEY)
     assert table.words[base + 2] == table.words[base + 3] == 0  # no second copy
 
 
@@ -89,7 +94,7 @@ def test_a_half_written_entry_of_another_depth_is_never_read() -> None:
     in the check's bits (here, in depth) do not check, whichever word came first."""
     table = TranspositionTable(1)
     other = SAME_BUCKET[0]
-    base = (KEY & table.mask) * BUCKET_WORDS
+    base = bucket_of(table, KEY)
     table.store(KEY, 7, EXACT, 11, None, False)
     old_words = table.words[base], table.words[base + 1]
     table.store(other, 9, EXACT, 11, None, False)  # as deep or deeper: the same slot
