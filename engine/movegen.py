@@ -187,10 +187,10 @@ def generate_captures(us: int, them: int, kings: int, white: bool, empty: int) -
     return _select(men_moves, sequences, kings) if sequences else men_moves
 
 
-def _jump_moves(shift: int, promotion: int) -> list[RawMove]:
+def _jump_moves(shift: int, promotion: int) -> list[object]:
     """Every single jump of a man two steps of ``shift`` bits (negative: towards
-    square 1), by its landing bit's slot (``to % BIT_SLOTS``)."""
-    table = [_NO_MOVE] * BIT_SLOTS
+    square 1), by its landing bit's slot (``to % BIT_SLOTS``); held as the steps are."""
+    table: list[object] = [_NO_MOVE] * BIT_SLOTS
     for frm in SQUARE_BIT[1:]:
         victim = _shifted(frm, shift)
         to = _shifted(victim, shift)
@@ -218,23 +218,26 @@ def _men_captures(landings4: int, landings5: int, their_men: int, empty: int, wh
         promotion = BLACK_PROMOTION
         tables = _BLACK_JUMPS
     rejump = _rejump_squares(empty, their_men, white) & ~promotion
-    singles: list[RawMove] = []
+    singles: list[object] = []
     found: list[tuple[int, int, tuple[int, ...]]] = []
-    for table, landings in ((tables[0], landings4), (tables[1], landings5)):
+    for direction in (0, 1):
+        table = tables[direction]
+        landings = landings5 if direction else landings4
         while landings:
             to = landings & -landings
             landings ^= to
             jump = table[to % BIT_SLOTS]
             if to & rejump:
-                _man_sequences(jump[0], to, jump[2], (to,), their_men, empty, promotion, white, found)
+                frm, _, victim, _, _ = cast(RawMove, jump)
+                _man_sequences(frm, to, victim, (to,), their_men, empty, promotion, white, found)
             else:
                 singles.append(jump)
     if not found:
-        return singles
+        return cast("list[RawMove]", singles)
     longest = max([len(path) for _, _, path in found])
     moves = [(frm, path[-1], taken, path[-1] & promotion, path)
              for frm, taken, path in found if len(path) == longest]
-    return moves + singles if longest == 1 else moves
+    return moves + cast("list[RawMove]", singles) if longest == 1 else moves
 
 
 def _man_sequences(start: int, here: int, taken: int, path: tuple[int, ...], their_men: int, empty: int,

@@ -201,7 +201,6 @@ class Searcher:
         self._settings = settings
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._shipped_evaluation = evaluator is None
-        self._evaluate = self.evaluator.evaluate
         self.tt = table if table is not None else TranspositionTable(settings.hash_mb, shared=settings.threads > 1)
         self._helpers: HelperPool | None = None
         self._helping: HelperPool | None = None  # the helpers of the running search, when it has them
@@ -732,7 +731,7 @@ class Searcher:
         self._leaf_sum += ply + _LEAF_ONE
         if ply > self._seldepth:
             self._seldepth = ply
-        value = self._evaluate(us, them, kings, white)
+        value = self.evaluator.evaluate(us, them, kings, white)
         if value == NO_MOVES:
             return loss_in(ply)
         if unknown:
