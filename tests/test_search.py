@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -617,3 +620,26 @@ def test_searches_leave_the_shared_empty_capture_list_empty() -> None:
         searcher.search(Board(fen), Limits(depth=6))
     assert generate_captures(quiet.white, quiet.black, quiet.kings, True, BOARD ^ quiet.white ^ quiet.black) == []
     assert generate(quiet.white, quiet.black, quiet.kings, True) is not generate(quiet.white, quiet.black, quiet.kings, True)
+
+
+def test_packed_moves_make_the_children_the_tuples_make() -> None:
+    """``scripts/move_packing.py`` times moves held as packed ints, whose king toggle comes from
+    the position: they make the children the generator's tuples make, at every rule vector's
+    position, a king's ring capture of four kings, and the positions near the bench's."""
+    script = Path(__file__).parent.parent / "scripts" / "move_packing.py"
+    spec = importlib.util.spec_from_file_location("move_packing", script)
+    assert spec is not None and spec.loader is not None
+    packing = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(packing)
+    vectors = json.loads((Path(__file__).parent / "italian-rules.json").read_text())
+    positions = [Position.from_fen(fen) for fen in [v["fen"] for v in vectors] + ["W:WK19:BK4,K13,K14,K21,K22"]]
+    sides = [(p.white, p.black, p.kings, True) if p.white_to_move else (p.black, p.white, p.kings, False)
+             for p in positions]
+    as_tuples, as_packed = packing.nodes_of(sides + packing.bench_positions(1))
+    assert any(frm == to for node in as_tuples for frm, to, _, _, _ in node[4])  # the ring capture is there
+    for tuple_node, packed_node in zip(as_tuples, as_packed):
+        assert packing.tuple_children([tuple_node]) == packing.packed_children([packed_node]), tuple_node
+    done = subprocess.run([sys.executable, str(script), "--runs", "1", "--rounds", "1", "--plies", "1"],
+                          capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 0, done.stderr
+    assert "packed ints / tuples:" in done.stdout.splitlines()[-1]
