@@ -42,14 +42,19 @@ def packed(move: RawMove) -> int:
     return (frm.bit_length() - 1) | (to.bit_length() - 1) << 6 | taken << 12
 
 
+def listed(moves: list[object]) -> list[object]:
+    """A node's list of moves built as the generator builds it, a move at a time."""
+    built: list[object] = []
+    for move in moves:
+        built.append(move)
+    return built
+
+
 def tuple_children(nodes: list[Node]) -> int:
     """Build each node's list of moves and make every move, moves held as tuples."""
     check = 0
     for us, them, kings, _, moves in nodes:
-        listed: list[object] = []
-        for move in moves:
-            listed.append(move)
-        for move in listed:
+        for move in listed(moves):
             frm, to, taken, toggle, _ = cast(RawMove, move)
             check ^= (them ^ taken) ^ (us ^ frm ^ to) << 1 ^ (kings ^ toggle) << 2
     return check
@@ -59,10 +64,7 @@ def packed_children(nodes: list[Node]) -> int:
     """The same as :func:`tuple_children`, moves held as packed ints."""
     check = 0
     for us, them, kings, promotion, moves in nodes:
-        listed: list[object] = []
-        for move in moves:
-            listed.append(move)
-        for move in listed:
+        for move in listed(moves):
             bits = cast(int, move)
             frm = 1 << (bits & 63)
             to = 1 << (bits >> 6 & 63)
