@@ -112,6 +112,7 @@ def nodes_of(positions: list[Sides]) -> tuple[list[Node], list[Node]]:
 
 
 def run(runs: int, rounds: int, plies: int) -> None:
+    """Check both ways make the same children, then time them, alternating, and print the table."""
     as_tuples, as_packed = nodes_of(bench_positions(plies))
     if tuple_children(as_tuples) != packed_children(as_packed):
         raise SystemExit("the packed moves make other children than the tuples")
