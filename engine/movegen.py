@@ -209,7 +209,8 @@ def _men_captures(landings4: int, landings5: int, their_men: int, empty: int, wh
     Men take only men, so criteria 2-4 cannot decide between them; and a man's
     victims lie on ever further rows, so no piece can be jumped twice and two
     sequences with one start and one captured set are the same path. A first
-    jump landing where no further jump can start ends there (the common case).
+    jump landing where no further jump can start ends there (the common case); one landing
+    where a further jump can start goes on, so such sequences outrank every single jump.
     """
     if white:
         promotion = WHITE_PROMOTION
@@ -237,7 +238,7 @@ def _men_captures(landings4: int, landings5: int, their_men: int, empty: int, wh
     longest = max([len(path) for _, _, path in found])
     moves = [(frm, path[-1], taken, path[-1] & promotion, path)
              for frm, taken, path in found if len(path) == longest]
-    return moves + cast("list[RawMove]", singles) if longest == 1 else moves
+    return moves
 
 
 def _man_sequences(start: int, here: int, taken: int, path: tuple[int, ...], their_men: int, empty: int,

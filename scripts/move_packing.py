@@ -79,14 +79,16 @@ def packed_children(nodes: list[Node]) -> int:
 Sides = tuple[int, int, int, bool]
 
 
+def sides_of(position: Position) -> Sides:
+    """``position`` as the move generator takes it."""
+    if position.white_to_move:
+        return position.white, position.black, position.kings, True
+    return position.black, position.white, position.kings, False
+
+
 def bench_positions(plies: int) -> list[Sides]:
     """The positions up to ``plies`` from the bench's."""
-    frontier = []
-    for _, fen in BENCH_POSITIONS:
-        position = Position.parse(fen)
-        white = position.white_to_move
-        us, them = (position.white, position.black) if white else (position.black, position.white)
-        frontier.append((us, them, position.kings, white))
+    frontier = [sides_of(Position.parse(fen)) for _, fen in BENCH_POSITIONS]
     found = list(frontier)
     for _ in range(plies):
         frontier = [(them ^ taken, us ^ frm ^ to, kings ^ toggle, not white)

@@ -632,9 +632,8 @@ def test_packed_moves_make_the_children_the_tuples_make() -> None:
     packing = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(packing)
     vectors = json.loads((Path(__file__).parent / "italian-rules.json").read_text())
-    positions = [Position.from_fen(fen) for fen in [v["fen"] for v in vectors] + ["W:WK19:BK4,K13,K14,K21,K22"]]
-    sides = [(p.white, p.black, p.kings, True) if p.white_to_move else (p.black, p.white, p.kings, False)
-             for p in positions]
+    sides = [packing.sides_of(Position.from_fen(fen))
+             for fen in [v["fen"] for v in vectors] + ["W:WK19:BK4,K13,K14,K21,K22"]]
     as_tuples, as_packed = packing.nodes_of(sides + packing.bench_positions(1))
     assert any(frm == to for node in as_tuples for frm, to, _, _, _ in node[4])  # the ring capture is there
     for tuple_node, packed_node in zip(as_tuples, as_packed):
