@@ -25,11 +25,17 @@ Guarantees:
   pipe, and the search reports it (:meth:`HelperPool.take_failures`).
 - A helper that dies costs the search its help, never its answer: the main search does not
   wait for the helpers, and a dead one is said once and left out from then on.
+- Nor does one that reads slowly or not at all (stopped, swapped out, stuck): what it is
+  sent goes into its pipe only while the pipe has room, so the search never waits on a
+  full one. A helper that fell behind is said once; it is sent nothing until it has room
+  again, and then it skips to the last message it was sent (a search stops the one before
+  it), so it always searches the latest position it has.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -81,6 +87,7 @@ class HelperPool:
         self._processes: list[subprocess.Popen[bytes]] = []
         self._failures: list[str] = []
         self._ready: list[bool] = []
+        self._fell_behind: list[bool] = []  # said once a helper: it may do so often
         self._tag = 0
         self.counters = table.counters
         passed = [table.handle] if isinstance(table.handle, int) else []
@@ -100,6 +107,7 @@ class HelperPool:
             self._connections.append(ours)
             self._processes.append(process)
             self._ready.append(False)
+            self._fell_behind.append(False)
             ours.send(asdict(settings))  # read when it has started: nothing here waits for that
         weakref.finalize(self, _stop_processes, self._connections, self._processes)
 
@@ -177,6 +185,12 @@ class HelperPool:
         for slot, connection in enumerate(self._connections, start=1):
             if connection.closed:
                 continue
+            if not _has_room(connection):
+                if not self._fell_behind[slot - 1]:
+                    self._fell_behind[slot - 1] = True
+                    self._failures.append(f"search helper {slot} fell behind the searches it is sent: "
+                                          "they go on without it until it catches up")
+                continue
             try:
                 connection.send(message)
             except OSError:  # its end of the pipe is gone: the process died
@@ -193,6 +207,19 @@ class HelperPool:
             else:
                 why += f" (exit status {status})"
             self._failures.append(f"search helper {slot} {why}: searching on without it")
+
+
+def _has_room(connection: Connection) -> bool:
+    """Whether a message sent on ``connection`` now goes out without waiting.
+
+    A pipe counts as having room while most of its buffer is free (a quarter on Linux),
+    far more than one message takes: it fills only when the helper has read nothing for
+    dozens of searches."""
+    if hasattr(select, "poll"):  # no limit on descriptor numbers, as select() has
+        poller = select.poll()
+        poller.register(connection.fileno(), select.POLLOUT)
+        return bool(poller.poll(0))
+    return bool(select.select([], [connection], [], 0)[1])
 
 
 def _stop_processes(connections: list[Connection], processes: list[subprocess.Popen[bytes]]) -> None:
@@ -234,10 +261,16 @@ def helper_main() -> None:
     while True:
         try:
             message = connection.recv()
+            # Searches can come faster than a helper starts and stops them (a stop waits for
+            # the search to hand over the interpreter lock): of a backlog, the last message
+            # is all that counts.
+            while connection.poll():
+                message = connection.recv()
         except (EOFError, OSError):
             os._exit(0)  # the engine is gone, or let us go: nothing here to keep
+        # A search also stops the one before it, whose stop may not have been sent (see HelperPool).
+        searcher.stop()
         if message[0] == "stop":
-            searcher.stop()
             continue
         _, fen, moves, repetitions, draw_plies, age, tag = message
         if thread is not None:

@@ -24,7 +24,7 @@ import pytest
 from pedina import START_HUB, Board
 from pedina.search import Info, Result, Searcher
 from pedina.settings import EngineSettings
-from pedina.smp import DEPTH_SHIFT, NODES_MASK, TAG_SHIFT
+from pedina.smp import DEPTH_SHIFT, HelperPool, NODES_MASK, TAG_SHIFT
 from pedina.timeman import Limits
 from pedina.tt import MAX_PROCESSES, TranspositionTable, position_key
 from test_hub import Hub, done_moves
@@ -264,6 +264,72 @@ def test_a_helper_killed_mid_search_costs_no_answer_and_is_reported(tmp_path: Pa
         assert log.count("search helper 1 died") == 1, log[-2000:]
         engine.send("ping")
         engine.expect_line("pong")
+
+
+def search_or_fail(searcher: Searcher, limits: Limits) -> Result:
+    """The result of a search of the start position, which must come within :data:`HANG`."""
+    done = threading.Event()
+    results: list[Result | None] = []
+
+    def on_done(result: Result | None, error: Exception | None) -> None:
+        assert error is None
+        results.append(result)
+        done.set()
+
+    searcher.start(Board(), limits, None, on_done)
+    assert done.wait(HANG), "the search never returned"
+    result = results[0]
+    assert result is not None and result.best in Board().legal_moves()
+    return result
+
+
+@needs_proc
+def test_a_helper_that_reads_nothing_costs_its_help_never_an_answer() -> None:
+    """A stopped helper's pipe fills up with the searches it is sent: the searches go on without
+    waiting for it, it is said once, and when it reads again it searches the latest one."""
+    before = set(descendants(os.getpid()))
+    searcher = Searcher(TWO)
+    searcher.prepare()
+    (helper,) = set(descendants(os.getpid())) - before
+    os.kill(helper, signal.SIGSTOP)
+    try:
+        problems: list[str] = []
+        for _ in range(2_000):  # a pipe's buffer takes the messages of dozens of searches
+            search_or_fail(searcher, Limits(depth=5))
+            problems += searcher.problems()
+            if problems:
+                break
+        assert problems == ["search helper 1 fell behind the searches it is sent: "
+                            "they go on without it until it catches up"]
+        for _ in range(20):
+            result = search_or_fail(searcher, Limits(depth=5))
+            assert result.nodes == searcher.nodes and searcher.problems() == []  # said once; no help
+    finally:
+        os.kill(helper, signal.SIGCONT)
+    try:
+        # It reads its backlog, then helps again: its nodes count in a search.
+        wait_until(lambda: search_or_fail(searcher, Limits(depth=9)).nodes > searcher.nodes,
+                   what="the helper's nodes in a search after it caught up")
+        assert searcher.problems() == []
+    finally:
+        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+
+
+def test_a_helper_sent_a_search_before_its_stop_searches_the_new_one() -> None:
+    # As when a helper that fell behind was sent a search but not its stop: the next search
+    # stops the one it is on, or it would wait for that one forever.
+    table = TranspositionTable(4, shared=True)
+    pool = HelperPool(TWO, table, 1)
+    try:
+        pool.wait_ready()
+        pool.begin(Board(), table.age)
+        wait_until(lambda: pool.nodes() > 0, what="the helper's nodes in the first search")
+        pool.begin(Board(), table.age)
+        wait_until(lambda: pool.nodes() > 0, what="the helper's nodes in the second search")
+        pool.end()
+        assert pool.take_failures() == []
+    finally:
+        pool.close()
 
 
 @needs_proc
