@@ -87,7 +87,7 @@ class HelperPool:
         self._processes: list[subprocess.Popen[bytes]] = []
         self._failures: list[str] = []
         self._ready: list[bool] = []
-        self._fell_behind: list[bool] = []  # said once a helper: it may do so often
+        self._fell_behind: list[bool] = []  # said once per helper: a storm of searches may outrun it often
         self._tag = 0
         self.counters = table.counters
         passed = [table.handle] if isinstance(table.handle, int) else []
@@ -212,9 +212,9 @@ class HelperPool:
 def _has_room(connection: Connection) -> bool:
     """Whether a message sent on ``connection`` now goes out without waiting.
 
-    A pipe counts as having room while most of its buffer is free (a quarter on Linux),
-    far more than one message takes: it fills only when the helper has read nothing for
-    dozens of searches."""
+    A pipe counts as having room while most of its buffer is free (on Linux, while at most a
+    quarter of it is in use), far more than one message takes: it runs out only when the
+    helper has read nothing for dozens of searches."""
     if hasattr(select, "poll"):  # no limit on descriptor numbers, as select() has
         poller = select.poll()
         poller.register(connection.fileno(), select.POLLOUT)
