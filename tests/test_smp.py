@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -57,6 +57,28 @@ def gone(pid: int) -> bool:
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads processes from Linux's /proc")
+
+
+def started(searcher: Searcher, limits: Limits) -> Callable[[], Result]:
+    """Start a search of the start position; the function returned waits for its result (for at
+    most :data:`HANG`) and checks that it is a legal move."""
+    done = threading.Event()
+    results: list[Result | None] = []
+
+    def on_done(result: Result | None, error: Exception | None) -> None:
+        assert error is None
+        results.append(result)
+        done.set()
+
+    searcher.start(Board(), limits, None, on_done)
+
+    def result() -> Result:
+        assert done.wait(HANG), "the search never returned"
+        found = results[0]
+        assert found is not None and found.best in Board().legal_moves()
+        return found
+
+    return result
 
 
 def test_a_shared_table_is_seen_by_another_process() -> None:
@@ -117,24 +139,14 @@ def test_helpers_search_with_the_main_search_and_their_nodes_are_counted(
     searcher = Searcher(TWO)
     handle = searcher.tt.handle
     assert isinstance(handle, str if memory == "named" else int)
-    done = threading.Event()
-    results: list[Result | None] = []
-
-    def on_done(result: Result | None, error: Exception | None) -> None:
-        assert error is None
-        results.append(result)
-        done.set()
-
     try:
-        searcher.start(Board(), Limits(infinite=True), None, on_done)
+        result_of_search = started(searcher, Limits(infinite=True))
         helper_counter = searcher.tt.counters
         # The helper counts in its word of the table, tagged with this search.
         wait_until(lambda: helper_counter[1] & NODES_MASK > 20_000 and helper_counter[1] >> TAG_SHIFT != 0,
                    what="the helper's count")
         searcher.stop()
-        assert done.wait(HANG)
-        result = results[0]
-        assert result is not None and result.best in Board().legal_moves()
+        result = result_of_search()
         assert result.nodes >= searcher.nodes + 20_000  # the main search's nodes and the helper's
         assert searcher.problems() == []
     finally:
@@ -266,23 +278,6 @@ def test_a_helper_killed_mid_search_costs_no_answer_and_is_reported(tmp_path: Pa
         engine.expect_line("pong")
 
 
-def search_or_fail(searcher: Searcher, limits: Limits) -> Result:
-    """The result of a search of the start position, which must come within :data:`HANG`."""
-    done = threading.Event()
-    results: list[Result | None] = []
-
-    def on_done(result: Result | None, error: Exception | None) -> None:
-        assert error is None
-        results.append(result)
-        done.set()
-
-    searcher.start(Board(), limits, None, on_done)
-    assert done.wait(HANG), "the search never returned"
-    result = results[0]
-    assert result is not None and result.best in Board().legal_moves()
-    return result
-
-
 @needs_proc
 def test_a_helper_that_reads_nothing_costs_its_help_never_an_answer() -> None:
     """A stopped helper's pipe fills up with the searches it is sent: the searches go on without
@@ -295,20 +290,20 @@ def test_a_helper_that_reads_nothing_costs_its_help_never_an_answer() -> None:
     try:
         problems: list[str] = []
         for _ in range(2_000):  # a pipe's buffer takes the messages of dozens of searches
-            search_or_fail(searcher, Limits(depth=5))
+            started(searcher, Limits(depth=5))()
             problems += searcher.problems()
             if problems:
                 break
         assert problems == ["search helper 1 fell behind the searches it is sent: "
                             "they go on without it until it catches up"]
         for _ in range(20):
-            result = search_or_fail(searcher, Limits(depth=5))
+            result = started(searcher, Limits(depth=5))()
             assert result.nodes == searcher.nodes and searcher.problems() == []  # said once; no help
     finally:
         os.kill(helper, signal.SIGCONT)
     try:
         # It reads its backlog, then helps again: its nodes count in a search.
-        wait_until(lambda: search_or_fail(searcher, Limits(depth=9)).nodes > searcher.nodes,
+        wait_until(lambda: started(searcher, Limits(depth=9))().nodes > searcher.nodes,
                    what="the helper's nodes in a search after it caught up")
         assert searcher.problems() == []
     finally:
