@@ -48,6 +48,7 @@ Why it is built so (the measurements are in ``docs/search.md``):
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
@@ -322,7 +323,7 @@ class Searcher:
         returns is never lost (as it could be if the new thread cleared them).
         """
         self._clear_requests()
-        return search_thread(lambda: self._search(board, limits, on_info, clock_from), on_done)
+        return search_thread(functools.partial(self._search, board, limits, on_info, clock_from), on_done)
 
     def search(self, board: Board, limits: Limits,
                on_info: Callable[[Info], None] | None = None) -> Result:
@@ -894,18 +895,22 @@ def search_thread(search: Callable[[], Result],
                   on_done: Callable[[Result | None, Exception | None], None]) -> threading.Thread:
     """Run ``search`` on a new daemon thread; ``on_done`` gets its result, or the exception it
     raised (handed to the caller, who must still answer)."""
-
-    def run() -> None:
-        try:
-            result = search()
-        except Exception as error:
-            on_done(None, error)
-            return
-        on_done(result, None)
-
-    thread = threading.Thread(target=run, name="pedina-search", daemon=True)
+    # No closure here or in Searcher.start: compiled, a closure's environment object is put up
+    # for reuse as soon as it starts being freed, and freeing one can free a whole searcher,
+    # whose helpers' end lets other threads run. A search started then took that object, and
+    # had its fields cleared under it (an AttributeError, once a crash).
+    thread = threading.Thread(target=_run_search, args=(search, on_done), name="pedina-search", daemon=True)
     thread.start()
     return thread
+
+
+def _run_search(search: Callable[[], Result], on_done: Callable[[Result | None, Exception | None], None]) -> None:
+    try:
+        result = search()
+    except Exception as error:
+        on_done(None, error)
+        return
+    on_done(result, None)
 
 
 def _sides(white: int, black: int, white_to_move: bool) -> tuple[int, int]:

@@ -340,6 +340,53 @@ def test_the_fuzz_storm_with_two_threads() -> None:
     run_fuzz(2000, 20261205, "--threads", "2")
 
 
+#: Searchers on two processes, each freed by its own search thread when it ends, while another
+#: thread starts one search after another; prints the errors those searches met.
+FREED_WHILE_STARTING = """
+import sys, threading
+from pedina import Board, Limits
+from pedina.search import Searcher
+from pedina.settings import EngineSettings
+
+errors = []
+threading.excepthook = lambda hook: errors.append(repr(hook.exc_value))
+freed = threading.Event()
+
+def free_searchers():
+    for _ in range(40):
+        searcher = Searcher(EngineSettings(threads=2, hash_mb=4, egdb_path="", book=False))
+        searcher.start(Board(), Limits(depth=6), None, lambda result, error: None)
+        del searcher  # its search thread holds it last: freed, helper and all, as that ends
+    freed.set()
+
+threading.Thread(target=free_searchers).start()
+searcher = Searcher(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+starts = 0
+while not freed.is_set():
+    done = threading.Event()
+    def on_done(result, error):
+        if error is not None or result is None:
+            errors.append(repr(error))
+        done.set()
+    searcher.start(Board(), Limits(depth=1), None, on_done)
+    if not done.wait(60):
+        errors.append("a search never returned")
+        break
+    starts += 1
+print(starts, errors[:3])
+"""
+
+
+def test_searchers_freed_while_another_thread_starts_searches() -> None:
+    # Compiled, the freed searchers' closures were put up for reuse before being cleared, and a
+    # search started meanwhile lost its arguments (an AttributeError), or the process crashed.
+    done = subprocess.run([sys.executable, "-c", FREED_WHILE_STARTING], capture_output=True, text=True,
+                          timeout=HANG * 4)
+    assert done.returncode == 0, done.stderr[-2000:]
+    starts, errors = done.stdout.split(" ", 1)
+    assert int(starts) > 0 and errors.strip() == "[]", done.stdout[-2000:]
+
+
 def test_a_helper_never_runs_a_pedina_of_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     planted = tmp_path / "pedina"
     planted.mkdir()
