@@ -898,7 +898,7 @@ def search_thread(search: Callable[[], Result],
     # No closure here or in Searcher.start: compiled, a closure's environment object is put up
     # for reuse as soon as it starts being freed, and freeing one can free a whole searcher,
     # whose helpers' end lets other threads run. A search started then took that object, and
-    # had its fields cleared under it (an AttributeError, once a crash).
+    # had its fields cleared under it (an AttributeError, or a segmentation fault).
     thread = threading.Thread(target=_run_search, args=(search, on_done), name="pedina-search", daemon=True)
     thread.start()
     return thread
