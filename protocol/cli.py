@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import math
 import sys
@@ -31,16 +32,20 @@ _LAZY_COMMANDS = {
     "play": "pedina.protocol.play:play",
     "show": "pedina.protocol.show:show",
 }
+#: Other spellings a command answers to, left out of the help.
+_ALIASES = {"analyse": "analyze"}
 
 
 class _PedinaGroup(click.Group):
     """``pedina`` with no subcommand runs the Hub engine when stdin is not a terminal;
-    subcommands of other modules are imported on first use; user mistakes are one line."""
+    subcommands of other modules are imported on first use; user mistakes are one line (a
+    mistyped command with the nearest one suggested)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd_name = _ALIASES.get(cmd_name, cmd_name)
         target = _LAZY_COMMANDS.get(cmd_name)
         if target is None:
             return super().get_command(ctx, cmd_name)
@@ -48,6 +53,16 @@ class _PedinaGroup(click.Group):
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
         return command
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if not name.startswith("-") and self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            # click suggests a command (from 8.4 on) only among those it holds, not those imported on use.
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            suggestion = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{suggestion}", ctx)
+        return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and not sys.stdin.isatty():

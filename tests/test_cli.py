@@ -139,6 +139,15 @@ def test_analyze_reports_a_position_without_moves() -> None:
     assert "(White wins: Black cannot move)" in run("analyze", lost.fen(), "--depth", "1").stdout
 
 
+def test_analyse_is_analyze_and_the_help_lists_one_of_them() -> None:
+    british = run("analyse", START_FEN, "--depth", "3", "--json")
+    assert british.returncode == 0, british.stderr
+    american = run("analyze", START_FEN, "--depth", "3", "--json")
+    assert json.loads(british.stdout)["lines"] == json.loads(american.stdout)["lines"]
+    commands = [line.split()[0] for line in run("--help").stdout.split("Commands:")[1].splitlines() if line.strip()]
+    assert "analyze" in commands and "analyse" not in commands
+
+
 @pytest.mark.parametrize("args, words", [
     (["analyze", "nonsense"], "'nonsense' is neither a FEN (such as 'W:W21-32:B1-12') nor a 33-character Hub"),
     (["analyze", "nosuch.pdn"], "Invalid value for TARGET: nosuch.pdn: no such file"),
@@ -152,7 +161,9 @@ def test_analyze_reports_a_position_without_moves() -> None:
     (["play", "--position", "W:W1:B2"], "promotion row"),
     (["perft", "-d", "2", "Wxyz"], "position"),
     (["hub", "--hash", "0"], "--hash"),
-    (["no-such-command"], "No such command"),
+    (["no-such-command"], "No such command 'no-such-command'."),
+    (["analyz"], "No such command 'analyz'. Did you mean 'analyze'?"),  # a command imported on use
+    (["perf"], "No such command 'perf'. Did you mean 'perft'?"),
 ])
 def test_user_mistakes_give_one_line_and_non_zero_exit(args: list[str], words: str) -> None:
     result = run(*args)
