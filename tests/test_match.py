@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -19,7 +20,7 @@ from pedina.pdn import read_games, write_game
 from pedina.protocol.cli import main
 from pedina.protocol.match.options import MatchError
 from pedina.protocol.match.schedule import all_openings, read_openings, schedule
-from timing import wait_until
+from timing import HANG, wait_until
 
 PYTHON = shlex.quote(sys.executable)
 PEDINA = f"{PYTHON} -m pedina.protocol.cli hub"
@@ -573,3 +574,34 @@ def test_a_second_answer_and_an_unreadable_one_are_called_what_they_are(tmp_path
         assert outcome == ("1-0" if white == "good" else "0-1")
         assert len(moves) >= 6  # the engines misbehave only from ply 6 on
     assert "over 1,048,576 characters" in result.output and "not UTF-8" in result.output
+
+
+def test_clock_use_reads_each_engines_share_of_its_clock_from_a_match_pdn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scripts/clock_use.py``, what the time manager is tuned on: the engines' timed moves
+    only (the opening's are not theirs), each given its base and an increment a move."""
+    script = Path(__file__).parent.parent / "scripts" / "clock_use.py"
+    spec = importlib.util.spec_from_file_location("clock_use", script)
+    assert spec is not None and spec.loader is not None
+    clock_use = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "clock_use", clock_use)  # its dataclass looks itself up there
+    spec.loader.exec_module(clock_use)
+    pdn = tmp_path / "games.pdn"
+    pdn.write_text(
+        '[White "a"]\n[Black "b"]\n[Result "*"]\n[TimeControl "1+0.1"]\n\n'
+        "1. 23-20 12-16 {book 0.000s} 2. 22-18 {+0.10/9 0.300s} 16x23 {-0.05/9 0.200s}\n"
+        "3. 28x19 {+0.20/10 0.500s} *\n\n"
+        '[White "b"]\n[Black "a"]\n[Result "*"]\n\n1. 23-20 {+0.10/9 0.300s} *\n')
+
+    use = clock_use.clock_use(pdn.read_text())
+    assert set(use) == {"a", "b"}  # the game without a clock is left out
+    assert (use["a"].games, use["a"].moves) == (1, 2) and use["a"].used == pytest.approx(0.8)
+    assert use["a"].left == [pytest.approx(0.4 / 1.2)]
+    assert (use["b"].moves, use["b"].left) == (2, [pytest.approx(1.0 / 1.2)])
+    done = subprocess.run([sys.executable, str(script), str(pdn)], capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].split() == ["a", "1", "2.0", "0.400s", "33.3%", "33.3%"]
+    broken = tmp_path / "broken.pdn"
+    broken.write_text('[White "a"]\n\n1. 23-20 {0.1s} 9-14 {0.1s} 30x19 *\n')
+    refused = subprocess.run([sys.executable, str(script), str(broken)], capture_output=True, text=True, timeout=HANG)
+    assert refused.returncode == 1 and refused.stderr.startswith("Error: ")

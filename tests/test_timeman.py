@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pedina.timeman import DEFAULT_MOVE_TIME, GRACE, OVERHEAD, Limits, TimeBudget, bounded, time_budget
+from pedina.timeman import (
+    DEFAULT_MOVE_TIME, DEFAULT_MOVES_TO_GO, GRACE, OVERHEAD, Limits, TimeBudget, bounded,
+    time_budget,
+)
 
 
 def test_no_time_limit_no_budget() -> None:
@@ -18,10 +21,10 @@ def test_move_time_is_a_hard_limit_with_the_watchdog_just_past_it() -> None:
     assert budget is not None
     assert budget.soft == budget.hard == pytest.approx(0.995)
     assert budget.hard < 1.0 < budget.watchdog <= 1.0 + GRACE
-    # Nothing is kept for later moves: iterations start until the end (on a clock, not past 55%).
+    # Nothing is kept for later moves: iterations start until the end (on a clock, not past 75%).
     assert budget.allows_iteration(0.99, 0.0) and not budget.allows_iteration(0.996, 0.0)
     on_clock = time_budget(Limits(clock=60.0))
-    assert on_clock is not None and not on_clock.allows_iteration(0.56 * on_clock.soft, 0.0)
+    assert on_clock is not None and not on_clock.allows_iteration(0.76 * on_clock.soft, 0.0)
 
 
 @pytest.mark.parametrize("clock, inc, moves", [(60.0, 0.0, None), (10.0, 0.0, 1), (5.0, 0.1, 20),
@@ -37,7 +40,8 @@ def test_clock_budgets_stay_inside_the_clock(clock: float, inc: float, moves: in
 
 def test_a_long_clock_is_spread_over_the_moves() -> None:
     budget = time_budget(Limits(clock=60.0))
-    assert budget is not None and 1.0 < budget.soft <= budget.hard < 10.0
+    assert budget is not None and budget.soft == pytest.approx((60.0 - OVERHEAD) / DEFAULT_MOVES_TO_GO)
+    assert 1.0 < budget.soft <= budget.hard < 60.0 / 4
     last = time_budget(Limits(clock=10.0, moves_to_go=1))
     assert last is not None and 5.0 < last.hard < 10.0 - OVERHEAD
 
@@ -72,8 +76,8 @@ def test_on_clock() -> None:
     assert not Limits(move_time=1.0, analysis=True).on_clock  # analysis searches a lone move too
 
 
-def test_an_iteration_starts_before_55_percent_of_a_soft_limit_stretched_by_instability() -> None:
+def test_an_iteration_starts_before_75_percent_of_a_soft_limit_stretched_by_instability() -> None:
     budget = TimeBudget(soft=1.0, hard=2.5, watchdog=3.0)
-    assert budget.allows_iteration(0.55, 0.0) and not budget.allows_iteration(0.56, 0.0)
-    assert budget.allows_iteration(0.9, 1.0) and not budget.allows_iteration(0.95, 1.0)  # 1.7 s soft
-    assert budget.allows_iteration(1.37, 10.0) and not budget.allows_iteration(1.38, 10.0)  # the hard 2.5 s
+    assert budget.allows_iteration(0.75, 0.0) and not budget.allows_iteration(0.76, 0.0)
+    assert budget.allows_iteration(1.27, 1.0) and not budget.allows_iteration(1.28, 1.0)  # 1.7 s soft
+    assert budget.allows_iteration(1.87, 10.0) and not budget.allows_iteration(1.88, 10.0)  # the hard 2.5 s
