@@ -598,6 +598,10 @@ def test_clock_use_reads_each_engines_share_of_its_clock_from_a_match_pdn(
     assert (use["a"].games, use["a"].moves) == (1, 2) and use["a"].used == pytest.approx(0.8)
     assert use["a"].left == [pytest.approx(0.4 / 1.2)]
     assert (use["b"].moves, use["b"].left) == (2, [pytest.approx(1.0 / 1.2)])
+    sessions = clock_use.clock_use(  # 0.5 s for every move, then a game at a time a move
+        '[White "c"]\n[Black "d"]\n[TimeControl "1/0.5"]\n\n1. 23-20 {0.200s} 12-16 {0.100s} 2. 22-18 {0.400s} *\n\n'
+        '[White "e"]\n[Black "f"]\n[TimeControl "0.1s/move"]\n\n1. 23-20 {0.100s} *\n')
+    assert set(sessions) == {"c", "d"} and sessions["c"].left == [pytest.approx(0.4 / 1.0)]
     done = subprocess.run([sys.executable, str(script), str(pdn)], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].split() == ["a", "1", "2.0", "0.400s", "33.3%", "33.3%"]
