@@ -90,12 +90,13 @@ def test_a_pace_the_gamereq_cannot_carry_is_refused(move_time: float) -> None:
 def fake_follower(answer: Callable[[socket.socket], None]) -> Iterator[int]:
     """A DXP server on a free port that calls ``answer`` on each connection once its GAMEREQ came."""
     listener = socket.create_server(("127.0.0.1", 0))
+    over = threading.Event()
 
     def serve() -> None:
         while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:  # closed: the test is over
+            conn, _ = listener.accept()
+            if over.is_set():
+                conn.close()
                 return
             with conn:
                 reader = MessageReader()
@@ -109,11 +110,15 @@ def fake_follower(answer: Callable[[socket.socket], None]) -> Iterator[int]:
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
+    address = listener.getsockname()
     try:
-        yield listener.getsockname()[1]
+        yield address[1]
     finally:
-        listener.close()
+        # Closing the listener does not wake an accept() blocked on it (Linux): a last connection does.
+        over.set()
+        socket.create_connection(address).close()
         thread.join(10)
+        listener.close()
 
 
 def refuse(conn: socket.socket) -> None:
