@@ -156,42 +156,74 @@ def test_helpers_search_with_the_main_search_and_their_nodes_are_counted(
     assert not (isinstance(handle, str) and (Path("/dev/shm") / handle).exists())  # unlinked with its table
 
 
-def test_a_helper_deeper_than_the_main_search_answers() -> None:
-    searcher = Searcher(TWO)
-    held = threading.Event()  # the main search is held in its report of depth 6
-    release = threading.Event()
-    done = threading.Event()
-    results: list[Result | None] = []
+class HeldMainSearch:
+    """A search of the start position on :data:`TWO` whose main search is held in its first
+    report of ``depth`` or deeper until :attr:`release` is set: what lets the helper get ahead
+    of it on any machine (left to run, the main search may stay ahead as long as a test waits)."""
 
-    def on_info(info: Info) -> None:
-        # Holding the main search is what lets the helper get ahead of it on any machine: left
-        # to run, the main search may stay ahead for as long as the test would wait.
-        if info.depth >= 6 and not held.is_set():
-            held.set()
-            assert release.wait(HANG)
+    def __init__(self, limits: Limits, depth: int) -> None:
+        self.searcher = Searcher(TWO)
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.done = threading.Event()
+        self.depths: list[int] = []  # of every report
+        self.results: list[Result | None] = []
+        self._depth = depth
+        self.searcher.start(Board(), limits, self._on_info, self._on_done)
+        assert self.held.wait(HANG)
 
-    def on_done(result: Result | None, error: Exception | None) -> None:
-        results.append(result)
-        done.set()
+    def _on_info(self, info: Info) -> None:
+        self.depths.append(info.depth)
+        if info.depth >= self._depth and not self.held.is_set():
+            self.held.set()
+            assert self.release.wait(HANG)
 
-    def helper_depth() -> int:
-        word = searcher.tt.counters[MAX_PROCESSES + 1]
+    def _on_done(self, result: Result | None, error: Exception | None) -> None:
+        self.results.append(result)
+        self.done.set()
+
+    def helper_depth(self) -> int:
+        """The helper's last finished iteration in this search (0: none yet)."""
+        word = self.searcher.tt.counters[MAX_PROCESSES + 1]
         return word >> DEPTH_SHIFT & 127 if word >> TAG_SHIFT != 0 else 0
 
-    try:
-        searcher.start(Board(), Limits(infinite=True), on_info, on_done)
-        assert held.wait(HANG)
-        wait_until(lambda: helper_depth() > 6, what="a helper's iteration deeper than the held main search's")
-        deeper = helper_depth()
-        searcher.stop()
-        release.set()
-        assert done.wait(HANG)
-        result = results[0]
+    def result(self) -> Result:
+        """The search's result, once it has returned (a legal move)."""
+        assert self.done.wait(HANG)
+        result = self.results[0]
         assert result is not None and result.best in Board().legal_moves()
-        assert result.depth >= deeper > 6  # the helper's depth, not the main search's 6
+        return result
+
+    def close(self) -> None:
+        self.release.set()
+        self.searcher.stop()
+        assert self.done.wait(HANG)
+        self.searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+
+
+def test_a_helper_deeper_than_the_main_search_answers() -> None:
+    search = HeldMainSearch(Limits(infinite=True), 6)
+    try:
+        wait_until(lambda: search.helper_depth() > 6, what="a helper's iteration deeper than the held main search's")
+        deeper = search.helper_depth()
+        search.searcher.stop()
+        search.release.set()
+        assert search.result().depth >= deeper > 6  # the helper's depth, not the main search's 6
     finally:
-        release.set()
-        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
+        search.close()
+
+
+def test_a_depth_limited_search_answers_at_its_depth_though_a_helper_got_past_it() -> None:
+    """A helper searches on past the depth asked for: its deeper iteration does not answer."""
+    search = HeldMainSearch(Limits(depth=6), 4)
+    try:
+        wait_until(lambda: search.helper_depth() > 6, what="a helper's iteration past the depth asked for")
+        search.release.set()
+        result = search.result()
+        assert result.depth == 6
+        assert search.depths[-1] == 6
+    finally:
+        search.close()
 
 
 def test_a_helper_that_cannot_be_started_is_said_and_the_search_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
