@@ -1,10 +1,15 @@
-"""Shared fixtures: reproducible random positions and games for the rules tests."""
+"""Shared fixtures: reproducible random positions and games for the rules tests, and a file
+run as a module of its own (the scripts, an engine module as plain Python)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -78,3 +83,17 @@ def random_games() -> Callable[..., list[Board]]:
         rng = random.Random(seed)
         return [random_game(rng, start, max_plies) for _ in range(count)]
     return make
+
+
+@pytest.fixture
+def load_module(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path, str], ModuleType]:
+    """Run the Python file at a path as a new module of the given name, in ``sys.modules`` while
+    the test runs (a dataclass of the module looks it up there)."""
+    def load(path: Path, name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, module)
+        spec.loader.exec_module(module)
+        return module
+    return load

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from click.testing import CliRunner, Result
@@ -577,15 +578,11 @@ def test_a_second_answer_and_an_unreadable_one_are_called_what_they_are(tmp_path
 
 
 def test_clock_use_reads_each_engines_share_of_its_clock_from_a_match_pdn(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, load_module: Callable[[Path, str], ModuleType]) -> None:
     """``scripts/clock_use.py``, what the time manager is tuned on: the engines' timed moves
     only (the opening's are not theirs), each given its base and an increment a move."""
     script = Path(__file__).parent.parent / "scripts" / "clock_use.py"
-    spec = importlib.util.spec_from_file_location("clock_use", script)
-    assert spec is not None and spec.loader is not None
-    clock_use = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "clock_use", clock_use)  # its dataclass looks itself up there
-    spec.loader.exec_module(clock_use)
+    clock_use = load_module(script, "clock_use")
     pdn = tmp_path / "games.pdn"
     pdn.write_text(
         '[White "a"]\n[Black "b"]\n[Result "*"]\n[TimeControl "1+0.1"]\n\n'

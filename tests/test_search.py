@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import subprocess
@@ -11,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -428,14 +428,11 @@ def test_hash_size_is_bounded() -> None:
     assert len(small.tt.words) * 8 == 8 * 1024 * 1024
 
 
-def test_position_keys_are_the_same_in_both_flavours_and_tell_positions_apart() -> None:
+def test_position_keys_are_the_same_in_both_flavours_and_tell_positions_apart(
+        load_module: Callable[[Path, str], ModuleType]) -> None:
     """Compiled, the key's products wrap at 64 bits; the module's own source run as plain
     Python computes them exactly: both must give every position the same key."""
-    source = Path(__file__).parent.parent / "engine" / "tt.py"
-    spec = importlib.util.spec_from_file_location("plain_tt", source)
-    assert spec is not None and spec.loader is not None
-    plain = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plain)
+    plain = load_module(Path(__file__).parent.parent / "engine" / "tt.py", "plain_tt")
     rng = random.Random(62)
     keys = set()
     for _ in range(20_000):
@@ -622,15 +619,12 @@ def test_searches_leave_the_shared_empty_capture_list_empty() -> None:
     assert generate(quiet.white, quiet.black, quiet.kings, True) is not generate(quiet.white, quiet.black, quiet.kings, True)
 
 
-def test_packed_moves_make_the_children_the_tuples_make() -> None:
+def test_packed_moves_make_the_children_the_tuples_make(load_module: Callable[[Path, str], ModuleType]) -> None:
     """``scripts/move_packing.py`` times moves held as packed ints, whose king toggle comes from
     the position: they make the children the generator's tuples make, at every rule vector's
     position, a king's ring capture of four kings, and the positions near the bench's."""
     script = Path(__file__).parent.parent / "scripts" / "move_packing.py"
-    spec = importlib.util.spec_from_file_location("move_packing", script)
-    assert spec is not None and spec.loader is not None
-    packing = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(packing)
+    packing = load_module(script, "move_packing")
     vectors = json.loads((Path(__file__).parent / "italian-rules.json").read_text())
     sides = [packing.sides_of(Position.from_fen(fen))
              for fen in [v["fen"] for v in vectors] + ["W:WK19:BK4,K13,K14,K21,K22"]]
