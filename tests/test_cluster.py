@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +19,7 @@ import pytest
 from distributed import Client, LocalCluster, Worker
 
 from pedina.pdn import read_games
+from pedina.protocol.match.cluster import LOCAL_HTTP_ADDRESS, cluster_client
 from pedina.protocol.match.inprocess import numbered_selfplay_game
 from test_match import PEDINA, RANDOM, games_of, run
 from timing import HANG, wait_until
@@ -29,7 +31,7 @@ SELFPLAY = str(Path(__file__).parent.parent / "scripts" / "selfplay.py")
 def cluster() -> Iterator[str]:
     """The scheduler address of a local cluster of 2 worker processes, one thread each."""
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as local:
+                      dashboard_address=LOCAL_HTTP_ADDRESS) as local:
         yield local.scheduler_address
 
 
@@ -181,6 +183,28 @@ def test_engines_missing_on_the_workers_are_a_one_line_error(cluster: str) -> No
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: on worker tcp://127.0.0.1:"), result.output
     assert "cannot start" in lines[0]
+
+
+def test_a_local_cluster_listens_on_127_0_0_1_only_and_takes_no_port_of_another(recwarn: pytest.WarningsRecorder
+                                                                                   ) -> None:
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))  # Dask's own port, where an HTTP server without an address goes
+        taken.listen()
+    except OSError:
+        pass  # another test's cluster has it, which does as well
+    with taken, cluster_client("local:1") as client:
+        listening = set()
+        for process in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+            try:
+                connections = process.net_connections()
+            except psutil.NoSuchProcess:
+                continue  # a process of an earlier test, ending now
+            listening |= {(process.pid, connection.laddr) for connection in connections
+                          if connection.status == psutil.CONN_LISTEN}
+        assert listening and {address.ip for _, address in listening} == {"127.0.0.1"}, listening
+        assert client.dashboard_link.startswith("http://127.0.0.1:")
+    assert not [str(warning.message) for warning in recwarn if "already in use" in str(warning.message)]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -48,6 +48,10 @@ INSTALL_HINT = "--cluster needs Dask's distributed scheduler: pip install 'pedin
 
 #: Seconds to wait for the scheduler to answer, and for a first worker to join it.
 CONNECT_TIMEOUT = 10.0
+#: Where a ``local:N`` cluster's scheduler serves HTTP: a free port on 127.0.0.1. Without an
+#: address Dask takes port 8787, and warns on stderr when another cluster has it; ``":0"``
+#: would listen on every interface.
+LOCAL_HTTP_ADDRESS = "127.0.0.1:0"
 
 ResultT = TypeVar("ResultT")
 
@@ -153,7 +157,7 @@ def cluster_client(address: str) -> Iterator[Client]:
             if not 1 <= workers <= 256:
                 raise MatchError(f"bad --cluster {address!r}: local:N needs 1 to 256 workers")
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                               host="127.0.0.1", dashboard_address=None)
+                                               host="127.0.0.1", dashboard_address=LOCAL_HTTP_ADDRESS)
             client = distributed.Client(cluster)
         elif os.path.isfile(address):
             client = distributed.Client(scheduler_file_address(address), timeout=CONNECT_TIMEOUT)
