@@ -8,6 +8,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -101,6 +102,44 @@ def test_broken_engines_lose_and_the_match_finishes(tmp_path: Path) -> None:
     assert "slow loses by time forfeit" in result.output
     assert any(line.split()[:3] == ["1", "good", "8"] for line in result.output.splitlines())  # ranked first
     assert "Engine failures:" in result.output
+
+
+@pytest.mark.parametrize("stopping", [True, False])
+def test_an_engine_failing_as_the_match_stops_drops_its_game_unscored(stopping: bool) -> None:
+    """A match that stops (an SPRT decision, Ctrl-C) sets its stop flag and then closes the
+    engines under the games in play: an engine starting a game then fails, and its game is
+    dropped (:class:`Aborted`), never scored as its loss. The same failure in a match that goes
+    on is the engine's loss."""
+    from pedina.protocol.engineclient import EngineCrashed
+    from pedina.protocol.match.game import (Aborted, EngineSpec, Opening, ScheduledGame, Seats, Settings, TimeControl,
+                                            play_hub_game)
+    from pedina.protocol.sessionclient import SessionClient
+    from pedina.session import Session
+    from pedina.settings import EngineSettings
+
+    stop = threading.Event()
+
+    class ClosedInItsNewGame(SessionClient):
+        def new_game(self) -> None:
+            if stopping:
+                stop.set()
+            raise self._error(EngineCrashed, "closed its output")
+
+    def engine() -> SessionClient:
+        return ClosedInItsNewGame(Session(EngineSettings(hash_mb=4, egdb_path="", book=False)), label="closed")
+
+    specs = [EngineSpec(name, "", tc=TimeControl(depth=1), in_process=engine) for name in ("A", "B")]
+    game = ScheduledGame(1, 1, Opening(Position.start()), 0, 1)
+    seats = Seats(specs, Settings())
+    try:
+        if stopping:
+            with pytest.raises(Aborted):
+                play_hub_game(game, specs, seats, Settings(), stop)
+        else:
+            record = play_hub_game(game, specs, seats, Settings(), stop)
+            assert (record.result, record.termination) == ("0-1", "crash")
+    finally:
+        seats.close_all()
 
 
 def test_a_silent_engine_under_a_clock_loses_on_time() -> None:
@@ -315,6 +354,12 @@ def test_plot_without_matplotlib_is_a_one_line_error(monkeypatch: pytest.MonkeyP
      "not both"),
     (["--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=B", "--st", "nan"],
      "not a finite number"),
+    (["--engine", f"cmd={RANDOM}", "name=A", "st=nan", "--engine", f"cmd={RANDOM}", "name=B", "--st", "1"],
+     "bad value st='nan' (must be a positive finite number)"),
+    (["--engine", f"cmd={RANDOM}", "name=A", "--engine", f"cmd={RANDOM}", "name=B", "--each", "st=inf"],
+     "bad value st='inf' (must be a positive finite number)"),
+    (["--engine", f"cmd={RANDOM}", "name=A", "depth=0", "--engine", f"cmd={RANDOM}", "name=B", "--st", "1"],
+     "bad value depth='0' (must be a positive finite number)"),
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--resume"],
      "--resume needs --pdnout"),
     (["--engine", f"cmd={RANDOM}", "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1",

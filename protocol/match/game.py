@@ -348,13 +348,20 @@ def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settin
         return GameRecord(game, board, "0-1" if side == 0 else "1-0", reason,
                           Failure(specs[index].name, reason, message, tail), reports)
 
+    def fail(side: int, error: EngineError, clocked: bool) -> GameRecord:
+        # A match that stops closes its engines under the games in play: their errors then
+        # are the stop's doing, and the game is dropped, not scored.
+        if stop.is_set():
+            raise Aborted from error
+        return lose(side, _failure_reason(error, clocked), str(error), error.tail)
+
     for side, index in enumerate(sides):
         if stop.is_set():
             raise Aborted
         try:
             seats.get(index).new_game()
         except EngineError as error:
-            return lose(side, _failure_reason(error, False), str(error), error.tail)
+            return fail(side, error, False)
     while True:
         if stop.is_set():
             raise Aborted
@@ -373,9 +380,7 @@ def _play(game: ScheduledGame, specs: Sequence[EngineSpec], seats: Seats, settin
                                           spec.tc.level(clocks[side], played[side]))
             report = engine.finish_search(started, timeout)
         except EngineError as error:
-            if stop.is_set():
-                raise Aborted from error
-            return lose(side, _failure_reason(error, allowed is not None), str(error), error.tail)
+            return fail(side, error, allowed is not None)
         if allowed is not None and report.elapsed > allowed + settings.margin:
             return lose(side, "time forfeit",
                         f"{spec.name}: took {report.elapsed:.3f} s, allowed {allowed:.3f} s "

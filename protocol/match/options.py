@@ -43,8 +43,8 @@ def _positive_number(key: str, value: str, kind: Callable[[str], float]) -> floa
         number = kind(value)
     except ValueError:
         raise MatchError(f"bad value {key}={value!r} (expected a number)") from None
-    if number <= 0:
-        raise MatchError(f"bad value {key}={value!r} (must be positive)")
+    if not number > 0 or not math.isfinite(number):  # nan compares false with every bound
+        raise MatchError(f"bad value {key}={value!r} (must be a positive finite number)")
     return number
 
 
