@@ -250,10 +250,11 @@ class Searcher:
         return self._settings
 
     def configure(self, settings: EngineSettings) -> None:
-        """Search with ``settings`` from the next search on. A new hash size or other endgame
-        tables clear the hash table (its scores were found with other knowledge); tables that
-        cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError`, and a hash size
-        whose memory cannot be had :class:`MemoryError`, and change nothing."""
+        """Search with ``settings`` from the next search on. A new hash size, other endgame
+        tables (the scores were found with other knowledge) or ``threads`` going from one to
+        more or back (the table is made shared, or no longer) empty the hash table; tables that
+        cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError`, and a table whose
+        memory cannot be had :class:`MemoryError`, and change nothing."""
         tables = self._egdb
         if settings.egdb_path != self._settings.egdb_path:
             tables = open_endgame_database(settings.egdb_path)
@@ -420,8 +421,8 @@ class Searcher:
                 ) -> tuple[int, list[tuple[int, RawMove]], int]:
         """Iterative deepening to ``max_depth``, until a stop or the clock ends it: (the last
         depth completed, the root moves' results, the depth those results come from). A helper
-        (:mod:`pedina.smp`) searches every other depth only, ahead of the main search, and keeps
-        each iteration it finishes in its word of the table."""
+        (:mod:`pedina.smp`) searches every other depth only (odd or even ones by its slot), ahead
+        of the main search, and keeps each iteration it finishes in its word of the table."""
         slot = self._node_slot
         results: list[tuple[int, RawMove]] = []
         completed = 0

@@ -7,9 +7,10 @@ Python threads cannot search in parallel (one interpreter lock), so the ``thread
 same position too, deepening on its own until the main search ends, and what any of them
 stores the others find. The main search reports and answers; the helpers are worth their
 cores through the cut-offs and moves they leave in the table, as Stockfish's "lazy" threads
-are, and through their own results: a helper searches every other depth (1, 3, 5...), so it
-runs ahead of the main search, and when the main search ends, the deepest iteration any
-helper finished answers if it is deeper than the main search's own. Each helper writes its
+are, and through their own results: a helper searches every other depth (the first helper
+1, 3, 5..., a second 1, 2, 4, 6..., and so on by turns), so it runs ahead of the main search,
+and when the main search ends, the deepest iteration any helper finished answers if it is
+deeper than the main search's own. Each helper writes its
 node count and its last finished iteration in its words of the table's
 :attr:`~pedina.tt.TranspositionTable.counters`, tagged with the search they are for.
 
@@ -48,7 +49,7 @@ from pedina.board import Board
 from pedina.move import Move
 from pedina.settings import EngineSettings
 from pedina.timeman import Limits
-from pedina.tt import AGE_MASK, MAX_PROCESSES, TranspositionTable
+from pedina.tt import AGE_MASK, DEPTH_MASK, MAX_PROCESSES, SCORE_MASK, SCORE_OFFSET, TranspositionTable
 
 #: What a helper process runs. ``-c`` puts the working directory first on the module path: taken
 #: off, so that a ``pedina`` folder where the engine was started is never what a helper runs.
@@ -61,16 +62,23 @@ START_TIMEOUT: Final = 30.0
 TAG_SHIFT: Final = 40
 TAG_MASK: Final = (1 << 21) - 1
 NODES_MASK: Final = (1 << TAG_SHIFT) - 1
-#: A finished iteration is ``tag << TAG_SHIFT | depth << DEPTH_SHIFT | index << INDEX_SHIFT |
-#: score + SCORE_OFFSET`` (``index``: the best move's among the position's generated moves).
-DEPTH_SHIFT: Final = 24
-INDEX_SHIFT: Final = 16
-SCORE_OFFSET: Final = 1 << 15
+#: A finished iteration is ``tag << TAG_SHIFT | depth << ITERATION_DEPTH_SHIFT | index <<
+#: ITERATION_INDEX_SHIFT | score + SCORE_OFFSET`` (``index``: the best move's among the position's
+#: generated moves; depth and score in as many bits as a table entry's).
+ITERATION_DEPTH_SHIFT: Final = 24
+ITERATION_INDEX_SHIFT: Final = 16
+ITERATION_INDEX_MASK: Final = 255
 
 
 def finished_iteration(tag: int, depth: int, index: int, score: int) -> int:
-    """The word a helper keeps for its last finished iteration (see :data:`DEPTH_SHIFT`)."""
-    return tag << TAG_SHIFT | depth << DEPTH_SHIFT | index << INDEX_SHIFT | (score + SCORE_OFFSET)
+    """The word a helper keeps for its last finished iteration (see :data:`ITERATION_DEPTH_SHIFT`)."""
+    return tag << TAG_SHIFT | depth << ITERATION_DEPTH_SHIFT | index << ITERATION_INDEX_SHIFT | (score + SCORE_OFFSET)
+
+
+def iteration_of(word: int) -> tuple[int, int, int]:
+    """(depth, move index, score) of a word :func:`finished_iteration` made, its tag aside."""
+    return (word >> ITERATION_DEPTH_SHIFT & DEPTH_MASK, word >> ITERATION_INDEX_SHIFT & ITERATION_INDEX_MASK,
+            (word & SCORE_MASK) - SCORE_OFFSET)
 
 
 class HelperPool:
@@ -90,6 +98,10 @@ class HelperPool:
         self._fell_behind: list[bool] = []  # said once per helper: a storm of searches may outrun it often
         self._tag = 0
         self.counters = table.counters
+        # Tags count from 0 again: the words a pool before this one left in the table (after a
+        # new ``threads`` on the same table) would pass for this pool's searches.
+        for slot in range(1, count + 1):
+            table.counters[slot] = table.counters[MAX_PROCESSES + slot] = 0
         passed = [table.handle] if isinstance(table.handle, int) else []
         for slot in range(1, count + 1):
             ours, theirs = Pipe()
@@ -143,9 +155,9 @@ class HelperPool:
             word = counters[MAX_PROCESSES + slot]
             if word >> TAG_SHIFT != self._tag:
                 continue
-            depth = word >> DEPTH_SHIFT & 127
-            if best is None or depth > best[0]:
-                best = (depth, word >> INDEX_SHIFT & 255, (word & 0xFFFF) - SCORE_OFFSET)
+            found = iteration_of(word)
+            if best is None or found[0] > best[0]:
+                best = found
         return best
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
@@ -283,4 +295,5 @@ def helper_main() -> None:
         thread = searcher.start(board, Limits(infinite=True), None, on_done)
 
 
-__all__ = ["DEPTH_SHIFT", "HelperPool", "NODES_MASK", "START_TIMEOUT", "TAG_SHIFT", "finished_iteration", "helper_main"]
+__all__ = ["HelperPool", "ITERATION_DEPTH_SHIFT", "NODES_MASK", "START_TIMEOUT", "TAG_SHIFT", "finished_iteration",
+           "helper_main", "iteration_of"]

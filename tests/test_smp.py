@@ -24,7 +24,7 @@ import pytest
 from pedina import START_HUB, Board
 from pedina.search import Info, Result, Searcher
 from pedina.settings import EngineSettings
-from pedina.smp import DEPTH_SHIFT, HelperPool, NODES_MASK, TAG_SHIFT
+from pedina.smp import HelperPool, NODES_MASK, TAG_SHIFT, finished_iteration, iteration_of
 from pedina.timeman import Limits
 from pedina.tt import MAX_PROCESSES, TranspositionTable, position_key
 from test_hub import Hub, done_moves
@@ -123,6 +123,25 @@ def test_a_table_of_one_process_is_not_shared() -> None:
     assert not table.shared and table.counters.nbytes == 0
 
 
+def test_a_new_pool_on_the_same_table_takes_nothing_of_the_pool_before() -> None:
+    """A new ``threads`` above 1 keeps the shared table and starts a new pool, whose searches
+    are tagged from 1 again: the words the pool before left would pass for its own (another
+    position's move index, nodes of another search) until its helpers write theirs."""
+    table = TranspositionTable(4, shared=True)
+    table.counters[1] = 1 << TAG_SHIFT | 12345  # the last pool's first search, its helper's nodes
+    table.counters[MAX_PROCESSES + 1] = finished_iteration(1, 60, 7, 250)  # and its deepest iteration
+    pool = HelperPool(TWO, table, 1)
+    try:
+        # Nothing is searched before begin(): no helper can have written since the pool began.
+        assert table.counters[1] == table.counters[MAX_PROCESSES + 1] == 0
+        pool.begin(Board(), table.age)
+        assert pool.nodes() != 12345
+        found = pool.deepest()
+        assert found is None or found[0] < 60
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize("memory", [
     pytest.param("memfd", id="memfd, as on Linux",
                  marks=pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="Linux's memfd_create")),
@@ -185,7 +204,7 @@ class HeldMainSearch:
     def helper_depth(self) -> int:
         """The helper's last finished iteration in this search (0: none yet)."""
         word = self.searcher.tt.counters[MAX_PROCESSES + 1]
-        return word >> DEPTH_SHIFT & 127 if word >> TAG_SHIFT != 0 else 0
+        return iteration_of(word)[0] if word >> TAG_SHIFT != 0 else 0
 
     def result(self) -> Result:
         """The search's result, once it has returned (a legal move)."""
