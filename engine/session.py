@@ -50,7 +50,7 @@ from pedina.move import Move
 from pedina.egdb.probe import open_endgame_database
 from pedina.search import DEFAULT_SETTINGS, Info, Result, Searcher
 from pedina.settings import EngineSettings
-from pedina.timeman import GRACE, Limits, time_budget
+from pedina.timeman import GRACE, LONGEST_WAIT, Limits, time_budget
 
 #: How long the session waits for a stopped searcher's thread before replacing the searcher (seconds).
 JOIN_TIMEOUT = 0.05
@@ -209,10 +209,12 @@ class Session:
         return self._settings
 
     def configure(self, settings: EngineSettings) -> None:
-        """Search with ``settings`` from the next search on. A new hash size or other endgame
-        tables clear the hash table, and a new seed starts the book's draws again. Endgame
-        tables that cannot be opened raise :class:`~pedina.egdb.EndgameDatabaseError` and
-        change nothing."""
+        """Search with ``settings`` from the next search on. A new hash size, other endgame
+        tables or ``threads`` going from one to more or back empty the hash table
+        (:meth:`pedina.search.Searcher.configure`), and a new seed starts the book's draws
+        again. Endgame tables that cannot be opened raise
+        :class:`~pedina.egdb.EndgameDatabaseError`, and a table whose memory cannot be had
+        :class:`MemoryError`, and change nothing."""
         check_settings(settings)
         if self._searcher is not None:
             self._searcher.configure(settings)
@@ -414,7 +416,7 @@ class Session:
                 remaining = job.deadline - time.perf_counter()
                 if remaining <= 0:
                     break
-                job.changed.wait(remaining)
+                job.changed.wait(min(remaining, LONGEST_WAIT))
             if job.finished or job.answering:
                 return  # the searcher returned: its answer is going out (or has gone) on its thread
             # Stopped here, before the answer lets the adapter start another search on

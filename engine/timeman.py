@@ -31,6 +31,9 @@ DEFAULT_MOVE_TIME = 1.0
 OVERHEAD = 0.03
 #: How long after ``hard`` the searcher has to return before the session answers without it.
 GRACE = 0.03
+#: The longest one wait is asked to last (seconds): ``threading`` refuses a timeout past the
+#: platform's clock (``move-time=1e10`` is one), so a far deadline is waited for in pieces.
+LONGEST_WAIT: Final = 3600.0
 # Both measured together on a clock (3+0.03, 604 games): 30 moves and 55% ended a game with
 # 35% of the clock and its increments unused, on average; 20 moves and 75% with 19%, and
 # scored +20.7 +/- 18.5 Elo against them (README, "The search").
@@ -140,7 +143,7 @@ def _clock_budget(clock: float, inc: float, moves_to_go: int | None) -> TimeBudg
     if moves_to_go is not None and moves_to_go <= 1:
         soft, hard = usable * 0.6, usable * 0.9
     else:
-        moves = max(moves_to_go, 2) if moves_to_go else DEFAULT_MOVES_TO_GO
+        moves = moves_to_go or DEFAULT_MOVES_TO_GO
         base = max(0.0, clock - OVERHEAD) / moves + 0.9 * inc
         hard = min(usable * 0.4, base * 4)
         soft = min(base, hard)
@@ -148,4 +151,4 @@ def _clock_budget(clock: float, inc: float, moves_to_go: int | None) -> TimeBudg
     return TimeBudget(soft, hard, max(hard, min(hard + GRACE, usable)))
 
 
-__all__ = ["DEFAULT_MOVE_TIME", "GRACE", "Limits", "OVERHEAD", "TimeBudget", "bounded", "time_budget"]
+__all__ = ["DEFAULT_MOVE_TIME", "GRACE", "LONGEST_WAIT", "Limits", "OVERHEAD", "TimeBudget", "bounded", "time_budget"]

@@ -11,10 +11,15 @@ engine's last messages, so the runner can score the game and replace the engine.
 
 from __future__ import annotations
 
+import queue
+import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence, TypeVar
 
 from pedina.scores import Score
+from pedina.timeman import LONGEST_WAIT
+
+Item = TypeVar("Item")
 
 #: How many of the engine's last messages (both directions) an error report keeps.
 TAIL_LINES = 12
@@ -121,5 +126,18 @@ class EngineClient(Protocol):
         """The last messages exchanged with the engine, oldest first."""
 
 
+def next_before(items: queue.Queue[Item], deadline: float) -> Item:
+    """The next of ``items``, if one comes before ``deadline`` (:func:`time.monotonic`), else
+    :class:`queue.Empty`. A far deadline (a move time of years) is waited for in pieces of
+    :data:`~pedina.timeman.LONGEST_WAIT`, where one wait would raise :class:`OverflowError`."""
+    while True:
+        try:
+            return items.get(timeout=min(max(0.0, deadline - time.monotonic()), LONGEST_WAIT))
+        except queue.Empty:
+            if time.monotonic() >= deadline:
+                raise
+
+
 __all__ = ["EngineAnsweredTwice", "EngineClient", "EngineCrashed", "EngineError", "EngineId", "EngineProtocolError",
-           "EngineResigned", "EngineTimeout", "EngineUnreadable", "MAX_LINE_CHARS", "SearchReport", "TAIL_LINES"]
+           "EngineResigned", "EngineTimeout", "EngineUnreadable", "MAX_LINE_CHARS", "SearchReport", "TAIL_LINES",
+           "next_before"]

@@ -33,7 +33,7 @@ from typing import IO, Callable, Mapping, Sequence
 from pedina.scores import Score
 from pedina.protocol.engineclient import (MAX_LINE_CHARS, TAIL_LINES, EngineAnsweredTwice, EngineCrashed,
                                           EngineError, EngineId, EngineProtocolError, EngineTimeout, EngineUnreadable,
-                                          SearchReport)
+                                          SearchReport, next_before)
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 
@@ -213,7 +213,7 @@ class HubClient:
         ``readable`` (a search's answer) so does one with bytes that are not UTF-8."""
         while True:
             try:
-                stamp, line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                stamp, line = next_before(self._lines, deadline)
             except queue.Empty:
                 raise self._error(EngineTimeout, "no answer in time") from None
             if line is None:

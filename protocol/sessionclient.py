@@ -29,7 +29,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from pedina.board import Board
 from pedina.protocol.engineclient import (TAIL_LINES, EngineCrashed, EngineError, EngineId, EngineProtocolError,
-                                          EngineTimeout, SearchReport)
+                                          EngineTimeout, SearchReport, next_before)
 from pedina.protocol.hub import (IDENTITY, apply_level, declared_params, done_line, format_info, go_mode,
                                  play_moves, position_board, search_limits, set_param)
 from pedina.protocol.hubclient import handshake_params, hub_line, read_search, split_line
@@ -80,7 +80,7 @@ class SessionClient:
 
     def _receive(self, deadline: float) -> tuple[float, str, dict[str, str]]:
         try:
-            stamp, line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            stamp, line = next_before(self._lines, deadline)
         except queue.Empty:
             raise self._error(EngineTimeout, "no answer in time") from None
         return (stamp, *split_line(line))

@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 import tracemalloc
-from pathlib import Path
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 from pedina.settings import EngineSettings
 from pedina import START_HUB, Board, Position
 from pedina.scores import WIN
-from pedina.search import Info, Result, Searcher
+from pedina.search import Info, Result
 from pedina.timeman import Limits
 from pedina.move import parse_move
 from pedina.protocol.hub import MAX_LINE_BYTES, ClockOverrun, HubServer, apply_level, format_info, read_lines
@@ -641,6 +640,30 @@ def test_a_searcher_ignoring_stop_still_gets_one_done_on_time_and_the_next_comma
     assert words.count("done") == 2
     assert words[-1] == "done" and words[words.index("done") - 1] == "info"
     assert any("did not return in time" in line for line in output.lines())  # said, not hidden
+
+
+def test_a_move_time_of_centuries_keeps_the_watchdog_and_its_answer_after_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``threading`` refuses a timeout past the platform's clock: a watchdog waiting for the
+    deadline of ``move-time=1e10`` in one wait died of it, and a searcher deaf to ``stop``
+    then left the ``go`` unanswered."""
+    from pedina.timeman import GRACE
+
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: failures.append(hook.exc_value))
+    output = LockedOutput()
+    engine = HubServer(output, settings=EngineSettings(hash_mb=1), searcher_factory=StubbornSearcher)
+    for line in ("hub", "set-param name=book value=false", "init", f"pos pos={START_HUB}", "level move-time=1e10"):
+        engine.handle(line)
+    try:
+        engine.handle("go think")
+        engine.handle("ping")
+        output.wait_for(1, "pong")
+        engine.handle("stop")
+        assert output.wait_for(1, "done") <= GRACE + allowed(0.05)
+    finally:
+        HeldSearcher.release()
+    assert failures == []
+    assert [line.split()[0] for line in output.lines()].count("done") == 1
 
 
 def test_a_closed_output_ends_the_engine_during_an_endless_search(tmp_path: Path) -> None:

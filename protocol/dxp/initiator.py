@@ -27,7 +27,7 @@ from pedina.protocol.dxp.messages import (BackAccept, BackRequest, Chat, DxpErro
                                           Message, MessageReader, MoveMessage, decode_frame, encode, find_move,
                                           move_message, parse_message, printable)
 from pedina.protocol.engineclient import (TAIL_LINES, EngineCrashed, EngineError, EngineId, EngineProtocolError,
-                                          EngineResigned, EngineTimeout, SearchReport)
+                                          EngineResigned, EngineTimeout, SearchReport, next_before)
 
 #: Our name in GAMEREQ.
 INITIATOR_NAME = "Pedina match"
@@ -131,7 +131,7 @@ class DxpClient:
         A BACKREQ is answered here, a CHAT only kept in the tail."""
         while True:
             try:
-                stamp, item = self._messages.get(timeout=max(0.0, deadline - time.monotonic()))
+                stamp, item = next_before(self._messages, deadline)
             except queue.Empty:
                 raise self._error(EngineTimeout, "no answer in time") from None
             if item is None:
