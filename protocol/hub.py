@@ -116,7 +116,7 @@ class Param:
 _HUB_TYPES = {bool: "bool", int: "int", str: "string"}
 
 
-def hub_value(value: object) -> str:
+def param_text(value: object) -> str:
     """A setting's value as a Hub ``value=`` (``true``/``false`` for a flag)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -125,7 +125,7 @@ def hub_parameters(settings: EngineSettings) -> dict[str, str]:
     """The ``set-param`` names and values that give a Pedina Hub engine ``settings``: those
     that differ from the defaults."""
     default = EngineSettings()
-    return {row.hub_name: hub_value(getattr(settings, row.field)) for row in SETTINGS
+    return {row.hub_name: param_text(getattr(settings, row.field)) for row in SETTINGS
             if getattr(settings, row.field) != getattr(default, row.field)}
 
 
@@ -134,7 +134,7 @@ def declared_params(settings: EngineSettings) -> dict[str, Param]:
     ``ponder``) and one for each engine setting (:data:`~pedina.settings.SETTINGS`),
     declared with its value in ``settings``."""
     params = [Param("variant", "enum", "italian", values=("italian",)), Param("ponder", "bool", "false")]
-    params += [Param(row.hub_name, _HUB_TYPES[value_type(row.field)], hub_value(getattr(settings, row.field)),
+    params += [Param(row.hub_name, _HUB_TYPES[value_type(row.field)], param_text(getattr(settings, row.field)),
                      row.low, row.high, field=row.field) for row in SETTINGS]
     return {param.name: param for param in params}
 

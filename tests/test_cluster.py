@@ -18,6 +18,7 @@ import psutil  # type: ignore[import-untyped]
 import pytest
 from distributed import Client, LocalCluster, Worker
 
+from pedina import Board
 from pedina.pdn import read_games
 from pedina.protocol.match.cluster import LOCAL_HTTP_ADDRESS, cluster_client
 from pedina.protocol.match.inprocess import numbered_selfplay_game
@@ -88,6 +89,18 @@ def worker_killer(cluster: str, ready: Callable[[], bool], prefix: str) -> Itera
 def engine_processes() -> list[str]:
     """The command lines of the processes a worker started (run there by ``Client.run``)."""
     return [" ".join(child.cmdline()) for child in psutil.Process().children(recursive=True)]
+
+
+def test_a_board_reaches_a_worker_with_its_moves_and_draw_rules() -> None:
+    """A game's board is pickled to the worker that plays it (cluster.py's picklers)."""
+    import pickle
+
+    board = Board(repetitions=2, draw_plies=40)
+    for text in ("23-19", "10-14"):
+        board.push(board.parse_move(text))
+    back = pickle.loads(pickle.dumps(board))
+    assert [move.hub() for move in back.moves] == ["23-19", "10-14"]
+    assert (back.start.hub(), back.repetitions, back.draw_plies) == (board.start.hub(), 2, 40)
 
 
 def test_local_cluster_match_equals_the_sequential_one(tmp_path: Path) -> None:

@@ -64,16 +64,16 @@ def _reduce_move(move: Move) -> tuple[type[Move], tuple[int, tuple[int, ...]]]:
     return Move, (move.start, move.path)
 
 
-def replayed_board(start: Position, moves: Sequence[Move], repetitions: int, quiet_plies: int) -> Board:
+def replayed_board(start: Position, moves: Sequence[Move], repetitions: int, draw_plies: int) -> Board:
     """A board from ``start`` with ``moves`` played (how a pickled :class:`Board` is rebuilt)."""
-    board = Board(start, repetitions=repetitions, quiet_plies=quiet_plies)
+    board = Board(start, repetitions=repetitions, draw_plies=draw_plies)
     for move in moves:
         board.push(move)
     return board
 
 
 def _reduce_board(board: Board) -> tuple[Callable[..., Board], tuple[Position, tuple[Move, ...], int, int]]:
-    return replayed_board, (board.start, tuple(board.moves), board.repetitions, board.quiet_plies)
+    return replayed_board, (board.start, tuple(board.moves), board.repetitions, board.draw_plies)
 
 
 copyreg.pickle(Position, _reduce_position)
