@@ -10,9 +10,9 @@ cores through the cut-offs and moves they leave in the table, as Stockfish's "la
 are, and through their own results: a helper searches every other depth (the first helper
 1, 3, 5..., a second 1, 2, 4, 6..., and so on by turns), so it runs ahead of the main search,
 and when the main search ends, the deepest iteration any helper finished answers if it is
-deeper than the main search's own. Each helper writes its
-node count and its last finished iteration in its words of the table's
-:attr:`~pedina.tt.TranspositionTable.counters`, tagged with the search they are for.
+deeper than the main search's own. Each helper writes its node count and its last finished
+iteration in its words of the table's :attr:`~pedina.tt.TranspositionTable.counters`, tagged
+with the search they are for.
 
 Guarantees:
 
@@ -97,11 +97,11 @@ class HelperPool:
         self._ready: list[bool] = []
         self._fell_behind: list[bool] = []  # said once per helper: a storm of searches may outrun it often
         self._tag = 0
-        self.counters = table.counters
+        self.counters = counters = table.counters
         # Tags count from 0 again: the words a pool before this one left in the table (after a
         # new ``threads`` on the same table) would pass for this pool's searches.
         for slot in range(1, count + 1):
-            table.counters[slot] = table.counters[MAX_PROCESSES + slot] = 0
+            counters[slot] = counters[MAX_PROCESSES + slot] = 0
         passed = [table.handle] if isinstance(table.handle, int) else []
         for slot in range(1, count + 1):
             ours, theirs = Pipe()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import sys
 import time
 from pathlib import Path
@@ -10,7 +11,9 @@ import pytest
 
 from pedina.protocol.hubclient import (EngineCrashed, EngineProtocolError, EngineTimeout, HubClient,
                                 seconds_text, split_line)
+from pedina.protocol.engineclient import next_before
 from pedina.scores import Score, hub_value
+from pedina.timeman import LONGEST_WAIT
 from timing import allowed
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "random_engine.py")
@@ -38,6 +41,30 @@ def test_scores_and_seconds_text() -> None:
     assert seconds_text(0.0001) == "0"
     assert seconds_text(-0.05) == "-0.05"
     assert seconds_text(1e-7) == "0"
+
+
+def test_a_far_deadline_is_waited_for_in_pieces_a_past_one_not_at_all() -> None:
+    """One wait for ``move-time=1e10`` would raise OverflowError (threading refuses it): the
+    engine clients wait in pieces of LONGEST_WAIT until their deadline."""
+
+    class Watched(queue.Queue[str]):
+        """A queue that is empty on its first read, and says how long each read would wait."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.timeouts: list[float | None] = []
+
+        def get(self, block: bool = True, timeout: float | None = None) -> str:
+            self.timeouts.append(timeout)
+            if len(self.timeouts) == 1:
+                raise queue.Empty
+            return "done move=23-19"
+
+    lines = Watched()
+    assert next_before(lines, time.monotonic() + 1e10) == "done move=23-19"
+    assert lines.timeouts == [LONGEST_WAIT, LONGEST_WAIT]
+    with pytest.raises(queue.Empty):
+        next_before(queue.Queue(), time.monotonic() - 1.0)
 
 
 def test_handshake_and_search() -> None:
