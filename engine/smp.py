@@ -97,13 +97,12 @@ class HelperPool:
         self._ready: list[bool] = []
         self._fell_behind: list[bool] = []  # said once per helper: a storm of searches may outrun it often
         self._tag = 0
-        self.counters = counters = table.counters
-        # Tags count from 0 again: the words a pool before this one left in the table (after a
-        # new ``threads`` on the same table) would pass for this pool's searches.
-        for slot in range(1, count + 1):
-            counters[slot] = counters[MAX_PROCESSES + slot] = 0
+        self.counters = table.counters
         passed = [table.handle] if isinstance(table.handle, int) else []
         for slot in range(1, count + 1):
+            # Tags count from 0 again: the words a pool before this one left in the table (after
+            # a new ``threads`` on the same table) would pass for this pool's searches.
+            self.counters[slot] = self.counters[MAX_PROCESSES + slot] = 0
             ours, theirs = Pipe()
             command = [sys.executable, "-c", HELPER_PROGRAM, str(theirs.fileno()), str(table.handle), repr(table.mb),
                        str(slot)]

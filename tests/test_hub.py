@@ -656,7 +656,7 @@ def test_a_move_time_of_centuries_keeps_the_watchdog_and_its_answer_after_stop(m
         engine.handle(line)
     try:
         engine.handle("go think")
-        engine.handle("ping")
+        engine.handle("ping")  # a round trip, in which the watchdog starts its wait for the deadline
         output.wait_for(1, "pong")
         engine.handle("stop")
         assert output.wait_for(1, "done") <= GRACE + allowed(0.05)
