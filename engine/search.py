@@ -262,15 +262,17 @@ class Searcher:
         if settings.hash_mb != self._settings.hash_mb or shared != self.tt.shared:
             # A MemoryError leaves the table as it was.
             self.tt = TranspositionTable(settings.hash_mb, shared=shared)
+        if (self._helpers is not None and (settings.threads != self._settings.threads
+                                           or settings.hash_mb != self._settings.hash_mb
+                                           or settings.egdb_path != self._settings.egdb_path)):
+            # They search with the old table and tables: new ones start on need. Ended before the
+            # table is emptied, which one still searching would fill again with the old tables' scores.
+            self._helpers.close()
+            self._helpers = None
         if tables is not self._egdb:
             self._egdb = tables
             self._egdb_pieces = tables.pieces if tables is not None else 0
             self.tt.clear()
-        if (self._helpers is not None and (settings.threads != self._settings.threads
-                                           or settings.hash_mb != self._settings.hash_mb
-                                           or settings.egdb_path != self._settings.egdb_path)):
-            self._helpers.close()  # they search with the old table and tables: new ones start on need
-            self._helpers = None
         self._settings = settings
 
     def prepare(self) -> None:
@@ -396,8 +398,9 @@ class Searcher:
             if helpers is not None:
                 helpers.end()
         finished = helpers.deepest() if helpers is not None and not exact else None
-        if finished is not None and completed < finished[0] <= max_depth:
-            # A helper got deeper: its answer is the deeper search's (the table holds its line).
+        if finished is not None and completed < finished[0] <= max_depth and finished[1] < len(root_moves):
+            # A helper got deeper: its answer is the deeper search's (the table holds its line). A
+            # move beyond the root's is no helper's of this build (an engine upgraded under a running one).
             completed = results_depth = finished[0]
             results = [(finished[2], root_moves[finished[1]])]
         if not results:  # not even depth 1 finished: any legal move beats none

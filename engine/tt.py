@@ -14,7 +14,7 @@ loaded machine (a list of ints, in the same range, is no flat buffer). An entry 
 - the key word, stored xored with the data word, so that a reader on another process that
   sees half of a write (one entry's key word with another's data word) finds a wrong check,
   unless the two data words agree in the check's bits (the same depth, bound and forced
-  bit, scores within 64 of each other): such a mixed entry is a false hit (below)::
+  bit, scores that differ only in their low 6 bits): such a mixed entry is a false hit (below)::
 
       check (20 bits) << 42 | age (6 bits) << 36 | captured squares (36 bits)
 
@@ -26,7 +26,8 @@ loaded machine (a list of ints, in the same range, is no flat buffer). An entry 
 Both stay below 2**62: compiled, mypyc keeps such ints unboxed. ``check`` is the top of
 the position's 62-bit key (:func:`position_key`), whose low bits choose the bucket, so 20 + the
 bucket bits of the key are verified: a different position read as this one (a false
-hit, about one probe in 2**19 of those that miss) can only cost a wrong cut. The move
+hit, about one probe in 2**19 of those that miss) can only cost a wrong cut, or a node
+searched a ply deeper or shallower than it should be (its forced bit). The move
 is stored as the squares it joins and the pieces it takes; the search gives it back
 only as one of the position's legal moves (see :mod:`pedina.search`), so a false hit
 never plays an illegal one. A data word of 0 is an empty slot (the score's offset makes
@@ -76,7 +77,7 @@ AGE_SHIFT: Final = 36
 AGE_MASK: Final = 63
 SQUARES_MASK: Final = (1 << 36) - 1
 SCORE_SHIFT: Final = 36
-SCORE_OFFSET: Final = 1 << 15   # scores stay within +/- 10,300 (scores.to_table): 16 bits
+SCORE_OFFSET: Final = 1 << 15   # scores stay within +/- WIN, 10,000 (scores.to_table): 16 bits
 SCORE_MASK: Final = (1 << 16) - 1
 DEPTH_SHIFT: Final = 52
 DEPTH_MASK: Final = 127

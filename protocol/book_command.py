@@ -57,6 +57,10 @@ def book_build(path: str, depth: int, positions: int, plies: int, ply_cost: int,
     if (cluster is not None or (workers or 1) > 1) and batch < (workers or 2):
         click.echo(f"Warning: beyond --plies only --batch {batch} position(s) are searched at a time; "
                    "give a batch of at least the searches that can run at once", err=True)
+    if settings.threads > 1:
+        click.echo(f"Warning: with --threads {settings.threads} each search ends where its processes' shares of "
+                   "the work lead it, so the same settings may not give the same book; --workers searches "
+                   "positions side by side and keeps it the same", err=True)
     started = time.perf_counter()
     counts: list[int] = []  # the positions in the book: as the file was, then after each search
     try:

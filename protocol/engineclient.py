@@ -48,6 +48,11 @@ class EngineProtocolError(EngineError):
     """The engine answered something the protocol does not allow (or refused a parameter or a game)."""
 
 
+class EngineRefused(EngineProtocolError):
+    """The engine refused a value given to one of its parameters between searches (an ``error``
+    line answering ``set-param``); it goes on with the value it had."""
+
+
 class EngineAnsweredTwice(EngineProtocolError):
     """The engine answered one search twice (a second ``done`` for one ``go``)."""
 
@@ -98,7 +103,8 @@ class EngineClient(Protocol):
         """Make the engine ready, with ``params`` set, within ``timeout`` s; its identity."""
 
     def set_param(self, name: str, value: object) -> None:
-        """Set a declared parameter between searches."""
+        """Set a declared parameter between searches (:class:`EngineRefused` when the engine
+        says it will not take the value)."""
 
     def new_game(self) -> None:
         """The next search belongs to a new game."""
@@ -139,5 +145,5 @@ def next_before(items: queue.Queue[Item], deadline: float) -> Item:
 
 
 __all__ = ["EngineAnsweredTwice", "EngineClient", "EngineCrashed", "EngineError", "EngineId", "EngineProtocolError",
-           "EngineResigned", "EngineTimeout", "EngineUnreadable", "MAX_LINE_CHARS", "SearchReport", "TAIL_LINES",
-           "next_before"]
+           "EngineRefused", "EngineResigned", "EngineTimeout", "EngineUnreadable", "MAX_LINE_CHARS", "SearchReport",
+           "TAIL_LINES", "next_before"]

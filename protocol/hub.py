@@ -238,8 +238,10 @@ def set_param(session: Session, params: dict[str, Param], args: list[tuple[str, 
         except ValueError as error:  # tables that cannot be opened: the earlier ones stay
             raise HubInputError(f"{name}: {error}") from None
         except MemoryError:
-            raise HubInputError(f"{name}: not enough memory for {value}; the hash table stays at "
-                                f"{settings.hash_mb} MB") from None
+            # A bigger table, or the shared one that threads above 1 need in place of the private one.
+            raise HubInputError(f"{name}: not enough memory for the hash table {name}={value} needs; the "
+                                f"settings stay as they were (tt-size={settings.hash_mb} "
+                                f"threads={settings.threads})") from None
 
 
 def position_board(args: list[tuple[str, str | None]]) -> Board:
@@ -382,6 +384,7 @@ class HubServer:
     # -- commands -------------------------------------------------------------------
 
     def _hub(self, args: list[tuple[str, str | None]]) -> None:
+        self._params = declared_params(self._session.settings)  # a second hub hears the values set since
         self._send(format_line("id", IDENTITY))
         for param in self._params.values():
             self._send(param.declaration())

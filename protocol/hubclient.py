@@ -15,7 +15,9 @@ the ``pong``: the engine reads its input in order, so a second ``done`` for the 
 ``go``, however late, comes before that ``pong`` and is called what it is
 (:class:`~pedina.protocol.engineclient.EngineAnsweredTwice`) instead of answering the
 next ``go``. An engine that does not answer ``ping`` in its handshake gets no fence;
-a stray ``done`` found before its next ``go`` is then called the same.
+a stray ``done`` found before its next ``go`` is then called the same. The same fence
+follows a ``set-param`` after the handshake: an ``error`` line before the ``pong`` is the
+engine refusing the value (:class:`~pedina.protocol.engineclient.EngineRefused`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from typing import IO, Callable, Mapping, Sequence
 
 from pedina.scores import Score
 from pedina.protocol.engineclient import (MAX_LINE_CHARS, TAIL_LINES, EngineAnsweredTwice, EngineCrashed,
-                                          EngineError, EngineId, EngineProtocolError, EngineTimeout, EngineUnreadable,
-                                          SearchReport, next_before)
+                                          EngineError, EngineId, EngineProtocolError, EngineRefused, EngineTimeout,
+                                          EngineUnreadable, SearchReport, next_before)
 from pedina.protocol.hubline import HubInputError, format_line, parse_line
 
 
@@ -116,6 +118,9 @@ def read_search(receive: Receiver, started: float, timeout: float,
 #: Seconds an engine has to answer the handshake's ``ping`` (else it is driven without fences)
 #: and each fence's (it has just answered, and has nothing else to do).
 PING_TIMEOUT = 5.0
+#: Seconds an engine has to answer the fence after a ``set-param``: a new hash size or thread
+#: count may make it allocate and zero gigabytes before it reads the ``ping``.
+SETTING_TIMEOUT = 60.0
 #: What the decoder puts for bytes that are not UTF-8.
 UNREADABLE = "\ufffd"
 
@@ -241,17 +246,21 @@ class HubClient:
             if isinstance(line, str) and split_line(line)[0] == "done":
                 raise self._error(EngineAnsweredTwice, f"answered twice: {line[:80]!r} came with no 'go' to answer")
 
-    def _fence(self) -> None:
-        """``ping``, and every line up to the ``pong``: a ``done`` among them answered the last
-        ``go`` a second time (see the module's docstring)."""
+    def _fence(self, timeout: float = PING_TIMEOUT) -> list[str]:
+        """``ping``, and every line up to the ``pong`` (within ``timeout`` seconds): a ``done``
+        among them answered the last ``go`` a second time (see the module's docstring); the
+        messages of the ``error`` lines among them."""
         if not self._fences:
-            return
+            return []
         self.send("ping")
-        deadline = time.monotonic() + PING_TIMEOUT
+        deadline = time.monotonic() + timeout
+        errors: list[str] = []
         while True:
             _, command, args = self.receive(deadline, readable=True)
             if command == "pong":
-                return
+                return errors
+            if command == "error":
+                errors.append(args.get("message", ""))
             if command == "done":
                 raise self._error(EngineAnsweredTwice, f"answered twice: a second 'done' (move={args.get('move')!r}) "
                                                        "for one 'go'")
@@ -313,8 +322,14 @@ class HubClient:
         self.expect("pong", timeout)
 
     def set_param(self, name: str, value: object) -> None:
-        """``set-param`` after the handshake (e.g. ``skill`` or ``multipv`` between searches)."""
+        """``set-param`` after the handshake (e.g. ``skill`` or ``multipv`` between searches).
+
+        Raises :class:`EngineRefused` when the engine answers it with an ``error`` line, which
+        only an engine that answers ``ping`` can be heard to do (see the module's docstring)."""
         self.send("set-param", {"name": name, "value": value})
+        refusals = self._fence(SETTING_TIMEOUT)
+        if refusals:
+            raise self._error(EngineRefused, f"refused {name}={value}: {'; '.join(refusals)}")
 
     def go(self, position: str, moves: Sequence[str], level: Mapping[str, object],
            timeout: float) -> SearchReport:
@@ -394,5 +409,6 @@ class HubClient:
 
 
 
-__all__ = ["EngineCrashed", "EngineError", "EngineId", "EngineProtocolError", "EngineTimeout", "HubClient",
-           "SearchReport", "TAIL_LINES", "handshake_params", "hub_line", "read_search", "seconds_text", "split_line"]
+__all__ = ["EngineCrashed", "EngineError", "EngineId", "EngineProtocolError", "EngineRefused", "EngineTimeout",
+           "HubClient", "SearchReport", "TAIL_LINES", "handshake_params", "hub_line", "read_search", "seconds_text",
+           "split_line"]

@@ -29,7 +29,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from pedina.board import Board
 from pedina.protocol.engineclient import (TAIL_LINES, EngineCrashed, EngineError, EngineId, EngineProtocolError,
-                                          EngineTimeout, SearchReport, next_before)
+                                          EngineRefused, EngineTimeout, SearchReport, next_before)
 from pedina.protocol.hub import (IDENTITY, apply_level, declared_params, done_line, format_info, go_mode,
                                  play_moves, position_board, search_limits, set_param)
 from pedina.protocol.hubclient import handshake_params, hub_line, read_search, split_line
@@ -106,6 +106,7 @@ class SessionClient:
         client sets them, then the session prepared (:meth:`~pedina.session.Session.prepare`,
         in this thread: ``timeout`` bounds no wait here)."""
         self._send("hub")
+        self._params = declared_params(self.session.settings)
         ident = dict(IDENTITY)
         self.id = EngineId(ident["name"], ident["version"], ident["author"],
                            {name: split_line(param.declaration())[1] for name, param in self._params.items()})
@@ -118,10 +119,13 @@ class SessionClient:
 
     def set_param(self, name: str, value: object) -> None:
         """Set a declared parameter, as ``set-param`` does in the Hub engine; a refused value
-        raises :class:`EngineProtocolError`."""
+        raises :class:`EngineRefused`."""
         args = self._send("set-param", {"name": name, "value": value})
         with self._engine_failures():
-            set_param(self.session, self._params, args)
+            try:
+                set_param(self.session, self._params, args)
+            except HubInputError as error:
+                raise self._error(EngineRefused, f"refused {name}={value}: {error}") from error
 
     def new_game(self) -> None:
         """The session forgets the last game."""

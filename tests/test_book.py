@@ -23,7 +23,6 @@ from pedina.move import legal_moves
 from pedina.search import Info, Result
 from pedina.session import BOOK_DEPTH
 from pedina.protocol.hub import HubServer
-from pedina.protocol.hubclient import HubClient
 from pedina.protocol.match.game import Seats, Settings, EngineSpec, TimeControl
 from stub_searchers import ScriptedSearcher
 from test_cluster import cluster  # noqa: F401  (the fixture: a local Dask cluster of 2 workers)
@@ -402,7 +401,11 @@ def test_the_book_command_builds_resumes_and_lists(tmp_path: Path) -> None:
     built = run("book", "build", "--out", "b.txt", "--depth", "2", "--positions", "10", "--plies", "1",
                 "--hash", "1", cwd=tmp_path)
     assert built.returncode == 0, built.stderr
-    assert "10 positions (10 searched now, depth 2)" in built.stdout
+    assert "10 positions (10 searched now, depth 2)" in built.stdout and "--threads" not in built.stderr
+    shared = run("book", "build", "--out", "shared.txt", "--depth", "2", "--positions", "3", "--plies", "1",
+                 "--hash", "1", "--threads", "2", cwd=tmp_path)
+    assert shared.returncode == 0 and "3 positions (3 searched now, depth 2)" in shared.stdout
+    assert "Warning: with --threads 2 each search ends where" in shared.stderr
     again = run("book", "build", "--out", "b.txt", "--depth", "2", "--positions", "10", cwd=tmp_path)
     assert again.returncode == 1 and again.stderr.strip().splitlines()[-1].startswith("Error: b.txt already exists")
     more = run("book", "build", "--out", "b.txt", "--depth", "2", "--positions", "12", "--plies", "1",

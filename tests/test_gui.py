@@ -30,7 +30,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from pedina import Board, Position, read_game, read_games, write_game
+from pedina import Board, Position, read_game, write_game
 from pedina.protocol import gui as gui_module
 from pedina.protocol.cli import main
 from pedina.protocol.gui import DEFAULT_ENGINE, gui_engines
@@ -774,6 +774,26 @@ def test_the_threads_chosen_reach_the_engine_they_were_chosen_for_and_stay() -> 
         assert (await analysed(page, engine=1))["engine"] == "Other"
         assert "threads" not in page.table._slots[(1, 0)].settings
     run(body, [DEFAULT_ENGINE, EngineSpec("Other", DEFAULT_ENGINE.command, {})])
+
+
+def test_threads_the_engine_refuses_are_said_to_the_page_and_the_game_goes_on_with_its_own() -> None:
+    async def body(page: FakePage) -> None:
+        await page.send(type="new_game", mode="play", engine=0, colour="black", threads=2,
+                        time={"kind": "move", "seconds": 0.05})
+        assert "Refusing: refused threads=2: no threads=2 on this machine" in str(
+            (await page.expect("error"))["message"])
+        await page.expect("state", lambda m: bool(m["legal"]))   # it moved all the same
+        slot = page.table._slots[(0, 0)]
+        assert "threads" not in slot.settings and 0 not in page.table.threads
+        assert page.table.failure is None and slot.started      # the same engine, not a failed one
+
+        # Its next move asks no more: the page's choice was dropped.
+        errors = sum(message["type"] == "error" for message in page.seen)
+        move = legal_choice(page.state)
+        await page.send(type="move", start=move["start"], path=move["path"])
+        await page.expect("state", lambda m: len(m["moves"]) == 3 and bool(m["legal"]))
+        assert sum(message["type"] == "error" for message in page.seen) == errors
+    run(body, [EngineSpec("Refusing", f"{sys.executable} {FIXTURE} threads", {"seed": "1"})])
 
 
 # -- the real server -------------------------------------------------------------------

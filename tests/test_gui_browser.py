@@ -62,7 +62,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, follower: Server, pedina_lo
             [sys.executable, "-m", "pedina.protocol.cli", "gui", "--no-browser",
              "--engine", f"cmd={sys.executable} -m pedina.protocol.cli hub --log {pedina_log}", "name=Pedina",
              "--engine", f"cmd={engine}", "name=Random", "option.seed=4",
-             "--engine", f"cmd={engine}", "name=Crashing", "option.mode=crash", "option.after=2",
+             "--engine", f"cmd={engine} threads", "name=Crashing", "option.mode=crash", "option.after=2",
              "--engine", f"dxp=127.0.0.1:{follower.port}", "name=D"],
             stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert process.stdout is not None
@@ -893,6 +893,10 @@ def test_the_threads_chosen_reach_pedina_and_are_offered_only_for_an_engine_that
     assert options(page, "#new-threads") == cores and page.input_value("#new-threads") == "1"
     page.select_option("#new-threads", "2")
     shot(page, "threads-new-game.png")
+    page.select_option("#new-engine", CRASHING)  # it declares threads too: its own value, not Pedina's choice
+    assert page.input_value("#new-threads") == "1"
+    page.select_option("#new-engine", PEDINA)
+    assert page.input_value("#new-threads") == "2"
     page.click("#new-cancel")
     since = log_size(pedina_log)
     start_game(page, PEDINA, "black")
@@ -902,12 +906,15 @@ def test_the_threads_chosen_reach_pedina_and_are_offered_only_for_an_engine_that
     resign(page)
     wait_board(page, "b.result === '1-0'")
 
-    # The analysis panel has a choice of its own, kept over a reload (another engine process then).
+    # The choice is the engine's, in the analysis panel too, and kept over a reload (another engine
+    # process then).
     page.select_option("#analysis-engine", RANDOM)
     assert page.is_hidden("#analysis-threads-label")
     page.select_option("#analysis-engine", PEDINA)
-    assert page.is_visible("#analysis-threads-label") and page.input_value("#analysis-threads") == "1"
-    page.select_option("#analysis-threads", "2")
+    assert page.is_visible("#analysis-threads-label") and page.input_value("#analysis-threads") == "2"
+    page.select_option("#analysis-engine", CRASHING)
+    assert page.input_value("#analysis-threads") == "1"
+    page.select_option("#analysis-engine", PEDINA)
     page.reload()
     wait_connected(page)
     page.wait_for_selector("#analysis-threads-label", state="visible", timeout=WAIT)

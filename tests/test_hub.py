@@ -187,6 +187,29 @@ def test_set_param_validates_and_reaches_the_searcher() -> None:
     assert "multipv=1" in out[3]  # multi-PV searches label their info lines
 
 
+class ShortOfMemorySearcher(RecordingSearcher):
+    """A searcher on a machine without the memory for a shared hash table (threads above 1)."""
+
+    def configure(self, settings: EngineSettings) -> None:
+        if settings.threads > 1:
+            raise MemoryError
+        super().configure(settings)
+
+
+def test_a_setting_without_memory_is_refused_and_a_second_hub_announces_the_values_set() -> None:
+    output = io.StringIO()
+    HubServer(output, searcher_factory=ShortOfMemorySearcher).run([
+        "hub", "init", "set-param name=threads value=2", "set-param name=multipv value=2", "hub"])
+    lines = output.getvalue().splitlines()
+    assert [line for line in lines if line.startswith("error")] == [
+        'error message="threads: not enough memory for the hash table threads=2 needs; the settings stay as '
+        'they were (tt-size=64 threads=1)"']
+    second = lines[lines.index("ready") + 2:]
+    values = {dict(parse_line(line)[1])["name"]: dict(parse_line(line)[1])["value"] for line in second
+              if line.startswith("param ")}
+    assert (values["threads"], values["multipv"], values["tt-size"]) == ("1", "2", "64")
+
+
 def test_level_resets_and_defaults_reach_the_searcher() -> None:
     session([f"pos pos={START_HUB}", "level depth=4", "go think", "go think", "level infinite",
              f"pos pos={START_HUB}", "go analyze", "stop", "level move-time=2", "go ponder", "stop"])

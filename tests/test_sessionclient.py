@@ -11,7 +11,8 @@ import pytest
 
 from pedina.board import Board
 from pedina.move import Move
-from pedina.protocol.engineclient import EngineClient, EngineCrashed, EngineProtocolError, EngineTimeout
+from pedina.protocol.engineclient import (EngineClient, EngineCrashed, EngineProtocolError, EngineRefused,
+                                          EngineTimeout)
 from pedina.protocol.hubclient import HubClient
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.match.inprocess import Player, play_searcher_game
@@ -64,16 +65,35 @@ def test_identity_parameters_and_searches_are_those_of_pedina_hub() -> None:
         engine.close()
 
 
+@pytest.mark.skipif(PEDINA is None, reason="needs the pedina command")
+def test_a_value_refused_between_searches_is_said_by_both_clients_and_the_engine_goes_on() -> None:
+    assert PEDINA is not None
+    with HubClient([PEDINA, "hub", "--hash", "4", "--no-egdb", "--no-book"], label="H") as hub:
+        hub.handshake({}, timeout=HANG)
+        engines: list[EngineClient] = [hub, in_process()]
+        engines[1].handshake({}, timeout=HANG)
+        for engine in engines:
+            with pytest.raises(EngineRefused, match=f"{engine.label}: refused threads=0: parameter threads must "
+                                                    "be between 1 and 64, not 0"):
+                engine.set_param("threads", 0)
+            engine.set_param("multipv", 2)   # taken: nothing raised
+            report = engine.finish_search(engine.start_search(START, [], {"depth": 3}), HANG)
+            assert report.move and report.depth == 3
+
+
 def test_unknown_or_refused_parameters_and_variants_are_protocol_errors() -> None:
     engine = in_process()
     with pytest.raises(EngineProtocolError, match="no parameter 'hash'.*declares: book, book-file"):
         engine.handshake({"hash": "8"})
-    with pytest.raises(EngineProtocolError, match="refused: parameter tt-size must be between 1 and 4096, not 0"):
+    with pytest.raises(EngineRefused, match="refused tt-size=0: parameter tt-size must be between 1 and 4096, not 0"):
         engine.handshake({"tt-size": "0"})
     with pytest.raises(EngineProtocolError, match="does not play variant 'russian' \\(offers italian\\)"):
         engine.handshake({}, variant="russian")
     engine.handshake({"skill": "7"})
     assert engine.session.settings.skill == 7
+    with pytest.raises(EngineRefused, match="refused threads=0: parameter threads must be between 1 and 64, not 0"):
+        engine.set_param("threads", 0)
+    assert engine.session.settings.threads == 1
     engine.finish_search(engine.start_search(START, ["23-19", "10-14"], {"depth": 1, "infinite": True}), HANG)
     sent = [line for line in engine.tail() if line.startswith(">")]
     assert sent[-3:] == [f'> pos pos={START} moves="23-19 10-14"', "> level depth=1 infinite", "> go think"]

@@ -232,6 +232,23 @@ def test_a_helper_deeper_than_the_main_search_answers() -> None:
         search.close()
 
 
+def test_a_helper_word_naming_no_root_move_does_not_answer() -> None:
+    """What the main search reads of a helper is checked: a word of this search naming a move
+    the root does not have (a stray write, a helper of another build) is not its answer."""
+    search = HeldMainSearch(Limits(infinite=True), 4)
+    try:
+        pool = search.searcher._helpers
+        assert pool is not None
+        pool._processes[0].kill()   # no more words of its own over the one written here
+        pool._processes[0].wait(HANG)
+        search.searcher.tt.counters[MAX_PROCESSES + 1] = finished_iteration(pool._tag, 60, 200, 0)
+        search.searcher.stop()
+        search.release.set()
+        assert search.result().depth < 60
+    finally:
+        search.close()
+
+
 def test_a_depth_limited_search_answers_at_its_depth_though_a_helper_got_past_it() -> None:
     """A helper searches on past the depth asked for: its deeper iteration does not answer."""
     search = HeldMainSearch(Limits(depth=6), 4)
@@ -243,6 +260,30 @@ def test_a_depth_limited_search_answers_at_its_depth_though_a_helper_got_past_it
         assert search.depths[-1] == 6
     finally:
         search.close()
+
+
+def test_other_endgame_tables_end_the_helpers_before_the_table_is_emptied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper still searching would fill the emptied table again with the old tables' scores."""
+    calls: list[str] = []
+    close, clear = HelperPool.close, TranspositionTable.clear
+
+    def closing(pool: HelperPool) -> None:
+        calls.append("close")
+        close(pool)
+
+    def clearing(table: TranspositionTable) -> None:
+        calls.append("clear")
+        clear(table)
+
+    monkeypatch.setattr(HelperPool, "close", closing)
+    monkeypatch.setattr(TranspositionTable, "clear", clearing)
+    searcher = Searcher(TWO)
+    try:
+        searcher.prepare()
+        searcher.configure(TWO.with_values({"egdb_path": EngineSettings().egdb_path}))
+        assert calls == ["close", "clear"]
+    finally:
+        searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
 
 def test_a_helper_that_cannot_be_started_is_said_and_the_search_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -210,7 +210,9 @@ class EngineSlot:
 
     async def ensure_param(self, name: str, value: str) -> bool:
         """``set-param`` when the engine declares ``name`` and it does not hold ``value`` yet
-        (a parameter the engine does not declare is left alone); whether it was sent."""
+        (a parameter the engine does not declare is left alone); whether it was sent. A value
+        the engine refuses raises :class:`~pedina.protocol.engineclient.EngineRefused`, and the
+        engine keeps its own."""
         client = self._running()
         declared = client.id.params.get(name)
         if declared is None or self._values.get(name, declared.get("value")) == value:

@@ -49,7 +49,7 @@ from pedina.scores import Score
 from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal, usable_cores
 from pedina.protocol.gui.game_review import (MAX_REVIEW_DEPTH, MAX_REVIEW_TIME, GameReview, moves_json, pv_moves,
                                              review_line)
-from pedina.protocol.hubclient import EngineError, EngineTimeout
+from pedina.protocol.hubclient import EngineError, EngineRefused, EngineTimeout
 from pedina.protocol.match.game import TimeControl
 from pedina.protocol.play import side_name
 
@@ -488,14 +488,27 @@ class Table:
             self.send_engines()
         folder = slot.own_value(TABLES_PARAM)
         # On, the folder the engine was started with; the page never names a folder itself.
-        if folder is not None and await slot.ensure_param(TABLES_PARAM, folder if self.endgame_tables else ""):
+        if folder is not None and await self._set_param(slot, TABLES_PARAM, folder if self.endgame_tables else ""):
             slot.forget_game()  # its table holds scores found with (or without) the tables
         await slot.new_game(self._game_number)
-        await slot.ensure_param("multipv", str(lines))
+        await self._set_param(slot, "multipv", str(lines))
         for name, chosen in (("skill", skill), (THREADS_PARAM, self.threads.get(slot.index))):
             own = slot.own_value(name)
             if own is not None:
-                await slot.ensure_param(name, own if chosen is None else str(chosen))
+                await self._set_param(slot, name, own if chosen is None else str(chosen))
+
+    async def _set_param(self, slot: EngineSlot, name: str, value: str) -> bool:
+        """:meth:`EngineSlot.ensure_param`, where a value the engine refuses (a shared hash table
+        for more threads that the memory cannot hold, say) is told to the page and the search goes
+        on with the engine's value; a threads choice refused is dropped, so that the game's next
+        moves do not ask again."""
+        try:
+            return await slot.ensure_param(name, value)
+        except EngineRefused as error:
+            if name == THREADS_PARAM:
+                self.threads.pop(slot.index, None)
+            self.error(str(error))
+            return False
 
     def _schedule(self) -> None:
         """Start what the new state calls for: an engine's move, the analysis, the person's flag timer."""

@@ -21,6 +21,7 @@
   let review = null;           // the game review of the last "review" message (null: none)
   let engines = [];            // the engines of the command line
   let cores = 0;               // the cores the server's engines share (0: not told)
+  let threadsChosen = {};      // the person's Threads for each engine (its index), both panels
   let flipped = false;
   let entry = null;            // a move being entered: {start, path: [landing squares so far]}
   // An engine line shown on the board instead of the game (null: the game): the position it is
@@ -751,8 +752,8 @@
     $("analysis-lines").disabled = !(analyser && analyser.params.multipv);
     $("new-tables-label").hidden = !(engine && engine.params["egdb-path"]);
     $("analysis-tables-label").hidden = !(analyser && analyser.params["egdb-path"]);
-    renderThreads("new", engine);
-    renderThreads("analysis", analyser);
+    renderThreads("new", $("new-engine").value);
+    renderThreads("analysis", $("analysis-engine").value);
     $("new-engine-id").textContent = identity(engine);
     $("analysis-engine-id").textContent = identity(analyser);
     // A DXP engine only plays: the page says so at once rather than asking the server.
@@ -762,11 +763,12 @@
     if (state) { renderButtons(); renderReview(); }
   }
 
-  // The Threads choice "PREFIX-threads" for ``engine``: shown when the engine declares ``threads``,
-  // from its minimum to its maximum or the server's cores, whichever is fewer (more processes than
-  // cores only take turns); the person's choice (its ``chosen``) where it fits, else the engine's own
-  // value: its command line's, else its default.
-  function renderThreads(prefix, engine) {
+  // The Threads choice "PREFIX-threads" for the engine of index ``index``: shown when the engine
+  // declares ``threads``, from its minimum to its maximum or the server's cores, whichever is fewer
+  // (more processes than cores only take turns); the person's choice for that engine where it fits,
+  // else the engine's own value: its command line's, else its default.
+  function renderThreads(prefix, index) {
+    const engine = engines[Number(index)];
     const declared = engine && engine.params.threads;
     $(`${prefix}-threads-label`).hidden = !declared;
     if (!declared) return;
@@ -780,7 +782,7 @@
       option.value = option.textContent = String(count);
       select.appendChild(option);
     }
-    const chosen = Number(select.dataset.chosen);
+    const chosen = Number(threadsChosen[index]);
     select.value = String(chosen >= low && chosen <= high ? chosen : own);
   }
 
@@ -864,7 +866,7 @@
     store(SETTINGS_KEY, {flipped: flipped, numbers: $("opt-numbers").checked,
                          engine: $("analysis-engine").value, lines: $("analysis-lines").value,
                          tables: $("analysis-tables").checked,
-                         threads: $("analysis-threads").dataset.chosen || null});
+                         threads: threadsChosen});
   }
 
   function restoreSettings() {
@@ -874,7 +876,7 @@
     $("opt-numbers").checked = Boolean(settings.numbers);
     if (settings.lines) $("analysis-lines").value = settings.lines;
     if (settings.tables === false) $("analysis-tables").checked = false;
-    if (settings.threads) $("analysis-threads").dataset.chosen = settings.threads;
+    if (settings.threads && typeof settings.threads === "object") threadsChosen = settings.threads;
     if (settings.engine) $("analysis-engine").dataset.kept = settings.engine;
   }
 
@@ -1163,10 +1165,12 @@
     $("btn-move-now").addEventListener("click", () => send({type: "stop"}));
     $("btn-stop-watch").addEventListener("click", () => send({type: "stop"}));
     $("btn-analyse").addEventListener("click", () => send(analyseMessage(!(state && state.analysing))));
-    // The person's Threads stay as chosen when the options are drawn again (engines come and go).
+    // The person's Threads are the engine's they were chosen for: another engine shows its own, and
+    // they stay as chosen when the options are drawn again (engines come and go).
     for (const prefix of ["new", "analysis"]) {
       $(`${prefix}-threads`).addEventListener("change", () => {
-        $(`${prefix}-threads`).dataset.chosen = $(`${prefix}-threads`).value;
+        threadsChosen[$(`${prefix}-engine`).value] = $(`${prefix}-threads`).value;
+        keepSettings();
       });
     }
     for (const id of ["analysis-engine", "analysis-lines", "analysis-tables", "analysis-threads"]) {
