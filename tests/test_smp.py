@@ -26,7 +26,7 @@ from pedina.search import Info, Result, Searcher
 from pedina.settings import EngineSettings
 from pedina.smp import HelperPool, NODES_MASK, TAG_SHIFT, finished_iteration, iteration_of
 from pedina.timeman import Limits
-from pedina.tt import MAX_PROCESSES, TranspositionTable, position_key
+from pedina.tt import EXACT, MAX_PROCESSES, TranspositionTable, position_key
 from test_hub import Hub, done_moves
 from test_hub_fuzz import run_fuzz
 from timing import HANG, allowed, wait_until
@@ -264,24 +264,21 @@ def test_a_depth_limited_search_answers_at_its_depth_though_a_helper_got_past_it
 
 def test_other_endgame_tables_end_the_helpers_before_the_table_is_emptied(monkeypatch: pytest.MonkeyPatch) -> None:
     """A helper still searching would fill the emptied table again with the old tables' scores."""
-    calls: list[str] = []
-    close, clear = HelperPool.close, TranspositionTable.clear
+    key = position_key(12345, 0, 0, True)
+    searcher = Searcher(TWO)
+    kept_at_close: list[bool] = []   # whether the table still held its entry when the helpers ended
+    close = HelperPool.close
 
     def closing(pool: HelperPool) -> None:
-        calls.append("close")
+        kept_at_close.append(bool(searcher.tt.probe(key)[0]))
         close(pool)
 
-    def clearing(table: TranspositionTable) -> None:
-        calls.append("clear")
-        clear(table)
-
     monkeypatch.setattr(HelperPool, "close", closing)
-    monkeypatch.setattr(TranspositionTable, "clear", clearing)
-    searcher = Searcher(TWO)
     try:
         searcher.prepare()
+        searcher.tt.store(key, 7, EXACT, 42, None, False)
         searcher.configure(TWO.with_values({"egdb_path": EngineSettings().egdb_path}))
-        assert calls == ["close", "clear"]
+        assert kept_at_close == [True] and not searcher.tt.probe(key)[0]   # ended, then emptied
     finally:
         searcher.configure(EngineSettings(threads=1, hash_mb=4, egdb_path="", book=False))
 
