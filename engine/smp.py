@@ -81,6 +81,14 @@ def iteration_of(word: int) -> tuple[int, int, int]:
             (word & SCORE_MASK) - SCORE_OFFSET)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it): search
+    processes beyond them, this engine's or other engines', only take turns on them."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 class HelperPool:
     """The helper processes of one :class:`~pedina.search.Searcher` (see the module's docstring).
 
@@ -295,4 +303,4 @@ def helper_main() -> None:
 
 
 __all__ = ["HelperPool", "ITERATION_DEPTH_SHIFT", "NODES_MASK", "START_TIMEOUT", "TAG_SHIFT", "finished_iteration",
-           "helper_main", "iteration_of"]
+           "helper_main", "iteration_of", "usable_cores"]

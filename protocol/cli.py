@@ -163,7 +163,7 @@ def perft_command(position: str, depth: int, divide: bool) -> None:
 @main.command()
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
               help="Append both directions of the session to this file.")
-@engine_options()
+@engine_options(silent=True)
 def hub(log_path: str | None, settings: EngineSettings) -> None:
     """Run as a Hub protocol engine on stdin/stdout (give `pedina` to a Hub client).
 

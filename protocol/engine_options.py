@@ -5,7 +5,9 @@
 ``--book/--no-book``, ``--book-variety``) and hands the command a single ``settings``
 argument, an :class:`~pedina.settings.EngineSettings`. A command that has no use for
 some settings names their groups; one that needs another default (``pedina bench``
-probes no endgame tables unless told) says so; every other default is the settings'.
+probes no endgame tables unless told) says so; every other default is the settings'. More
+``--threads`` than the machine gives the process cores is said on stderr (but by the Hub
+engine, whose stderr stays silent), and the command goes on.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import click
 
 from pedina.session import check_settings
 from pedina.settings import SETTINGS, EngineSettings, Setting, value_type
+from pedina.smp import usable_cores
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -44,11 +47,12 @@ def _options(row: Setting, default: object) -> list[Callable[[Any], Any]]:
     return options
 
 
-def engine_options(without: Collection[str] = (), **defaults: object) -> Callable[[Command], Command]:
+def engine_options(without: Collection[str] = (), silent: bool = False,
+                   **defaults: object) -> Callable[[Command], Command]:
     """Give a click command an option for each engine setting but those of the groups named in
     ``without`` (see :class:`~pedina.settings.Setting`), with the settings' defaults unless
     ``defaults`` names others, and call it with one ``settings`` keyword argument instead of
-    the options' values."""
+    the options' values. A ``silent`` command warns of nothing on stderr."""
     rows = [row for row in SETTINGS if row.group not in without]
     base = EngineSettings().with_values(defaults)
 
@@ -72,6 +76,11 @@ def engine_options(without: Collection[str] = (), **defaults: object) -> Callabl
                 check_settings(settings)
             except ValueError as error:
                 raise click.BadParameter(str(error)) from None
+            cores = usable_cores()
+            if settings.threads > cores and not silent:
+                click.echo(f"Warning: --threads {settings.threads} is more processes than the {cores} core(s) "
+                           "this process may run on: they take turns on them, and the main search slows down",
+                           err=True)
             return command(*args, settings=settings, **kwargs)
 
         decorated: Callable[..., Any] = run

@@ -375,6 +375,21 @@ def test_setup_mistakes_are_one_line_errors(args: list[str], message: str) -> No
     assert [line for line in result.output.splitlines() if line.strip()] == [f"Error: {result.output.split('Error: ')[1].strip()}"]
 
 
+def test_more_processes_searching_at_once_than_cores_are_warned_of(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pedina.protocol.match.command.usable_cores", lambda: 2)
+    args = ["--engine", f"cmd={PEDINA}", "name=A", "option.threads=2", "option.tt-size=4",
+            "--engine", f"cmd={RANDOM}", "name=B", "--depth", "1", "--games", "2", "--maxplies", "20"]
+    crowded = run(*args, "--concurrency", "2")
+    assert crowded.exit_code == 0, crowded.output
+    assert crowded.stderr == ("Warning: 2 game(s) at once, with engines of up to 2 thread(s), can have 4 processes "
+                              "searching on the 2 core(s) this match may run on: they take turns on them, and a "
+                              "timed engine no longer has its time to itself\n")
+    assert "2 games played" in crowded.stdout
+    fitting = run(*args)  # one game at a time: the engine of two threads has both cores when it thinks
+    assert fitting.exit_code == 0, fitting.output
+    assert fitting.stderr == "" and "2 games played" in fitting.stdout
+
+
 def test_default_openings_are_every_3_ply_start() -> None:
     openings = all_openings()
     assert len(openings) == perft(Position.start(), 3) == 302

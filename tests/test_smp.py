@@ -312,6 +312,26 @@ def test_threads_is_a_hub_parameter() -> None:
         engine.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pins the commands to one core by their CPU affinity")
+def test_more_threads_than_cores_are_warned_of_on_the_command_line_and_the_hub_stays_silent() -> None:
+    one_core = {min(os.sched_getaffinity(0))}
+
+    def pedina(*args: str, given: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pedina.protocol.cli", *args], input=given, capture_output=True,
+                              text=True, timeout=HANG, preexec_fn=lambda: os.sched_setaffinity(0, one_core))
+
+    crowded = pedina("bench", "-d", "1", "--hash", "4", "--threads", "2")
+    assert crowded.returncode == 0, crowded.stderr
+    assert crowded.stderr == ("Warning: --threads 2 is more processes than the 1 core(s) this process may run on: "
+                              "they take turns on them, and the main search slows down\n")
+    assert "total nodes" in crowded.stdout
+    alone = pedina("bench", "-d", "1", "--hash", "4")
+    assert alone.returncode == 0 and alone.stderr == "" and "total nodes" in alone.stdout
+    hub = pedina("hub", "--threads", "2", "--hash", "4", given="hub\nquit\n")
+    assert hub.returncode == 0 and hub.stderr == ""
+    assert hub.stdout.splitlines()[-1] == "wait" and "name=threads value=2" in hub.stdout
+
+
 def engine_pid(engine: Hub) -> int:
     pid = engine.child.pid
     assert pid is not None

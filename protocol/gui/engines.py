@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,14 +38,6 @@ def analysis_refusal(spec: EngineSpec) -> str | None:
         return None
     return (f"{spec.name} is a DXP engine: DXP sends no analysis (no scores, no lines) and cannot be "
             "stopped, so it can only play games; choose a Hub engine to analyse")
-
-
-def usable_cores() -> int:
-    """The cores this server may run on (its CPU affinity where the system tells it), which the
-    engines it starts share: more search processes than that only take turns on them."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def in_own_thread(call: Callable[[], _Result]) -> asyncio.Future[_Result]:

@@ -46,7 +46,8 @@ from pedina.pdn import (RESULTS, PdnError, PdnGame, Variation, comment_notes, de
 from pedina.protocol.gui.comments import comment_score
 from pedina.position import Position, PositionError
 from pedina.scores import Score
-from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal, usable_cores
+from pedina.smp import usable_cores
+from pedina.protocol.gui.engines import GAME_OVER_TIMEOUT, EngineCatalog, EngineSlot, analysis_refusal
 from pedina.protocol.gui.game_review import (MAX_REVIEW_DEPTH, MAX_REVIEW_TIME, GameReview, moves_json, pv_moves,
                                              review_line)
 from pedina.protocol.hubclient import EngineError, EngineRefused, EngineTimeout

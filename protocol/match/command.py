@@ -13,13 +13,14 @@ from pedina.protocol.cli import FiniteRange
 
 from pedina.protocol.match.cluster import ClusterVenue, check_cluster_engines, cluster_client
 from pedina.protocol.match.console import Console, clock_text
-from pedina.protocol.match.game import DrawRule, ResignRule, Settings, TimeControl
+from pedina.protocol.match.game import DrawRule, EngineSpec, ResignRule, Settings, TimeControl
 from pedina.protocol.match.options import MatchCommand, MatchError, engine_spec, parse_pairs, parse_rule, parse_tc
 from pedina.protocol.match.runner import ThreadVenue, Venue, check_engines, run_match
 from pedina.protocol.match.schedule import all_openings, read_openings, schedule
 from pedina.protocol.match.stats import Sprt
 from pedina.protocol.match.tally import final_table, plot_history
 from pedina.protocol.plotting import check_plot_path
+from pedina.smp import usable_cores
 
 
 @click.command(cls=MatchCommand)
@@ -143,6 +144,9 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
         else:
             check_engines(specs, settings)
             venue = ThreadVenue(concurrency or 1)
+            crowded = _crowding_warning(specs, concurrency or 1)
+            if crowded:
+                click.echo(crowded, err=True)
         console.message(f"{len(games)} games, {len(specs)} engines ({', '.join(names)}), "
                         f"{'gauntlet' if gauntlet else 'round robin'}, "
                         f"time control {' / '.join(sorted({str(s.tc) for s in specs}))}, {venue.describe()}")
@@ -171,3 +175,22 @@ def match(engines: tuple[str, ...], each: str, gauntlet: bool, openings_path: st
         console.message("interrupted" + (f": finished games are in {pdn_path}; run the same command with "
                                          "--resume to play the rest" if pdn_path else ""))
         sys.exit(130)
+
+
+def _crowding_warning(specs: list[EngineSpec], games_at_once: int) -> str | None:
+    """A warning when ``games_at_once`` games of these engines can have more processes searching
+    at a time than this machine gives the match cores (an engine's ``option.threads`` counts
+    its processes), else ``None``: they would take turns on the cores, and a timed engine would
+    no longer have its time to itself."""
+    threads = 1
+    for spec in specs:
+        value = spec.options.get("threads", "1")
+        if value.isdigit():
+            threads = max(threads, int(value))
+    wanted = games_at_once * threads
+    cores = usable_cores()
+    if wanted <= cores:
+        return None
+    return (f"Warning: {games_at_once} game(s) at once, with engines of up to {threads} thread(s), can have {wanted} "
+            f"processes searching on the {cores} core(s) this match may run on: they take turns on them, and a "
+            "timed engine no longer has its time to itself")
